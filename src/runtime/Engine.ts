@@ -1,0 +1,114 @@
+import { Context, Data, Effect, Option, Scope, Stream } from "effect"
+import type { MessageStatus } from "../services/Message.js"
+import type { Me } from "../services/Session.js"
+
+/**
+ * The only boundary between Switchboard and the network. A session actor asks its engine for
+ * a connection; the connection reports what happens on the wire as a stream of `EngineEvent`s
+ * and offers the operations the session can perform. Chat ids cross this boundary in the
+ * API's form (`…@c.us`); an engine translates to its own wire form inside.
+ */
+
+/** Why a connection ended, and what the actor should do about it. */
+export type CloseKind =
+  /** Transient: reconnect on the backoff schedule. */
+  | "retry"
+  /** The server asks for an immediate new connection (e.g. Baileys' 515 after pairing). */
+  | "restart"
+  /** The account was unlinked: credentials are void, a new QR is needed. */
+  | "logged_out"
+  /** Terminal until an operator starts the session again (QR expired, replaced, banned…). */
+  | "fatal"
+
+export interface CloseReason {
+  readonly kind: CloseKind
+  readonly code: string
+  readonly message: string
+}
+
+export interface InboundMessage {
+  readonly engineMessageId: string
+  readonly chatId: string
+  readonly from: string
+  readonly type: "text"
+  readonly text: string
+  readonly timestamp: Date
+}
+
+export type EngineEvent = Data.TaggedEnum<{
+  /** A QR to show; replaces any earlier one. */
+  Qr: { readonly qr: string; readonly expiresAt: Date }
+  /** The QR was scanned / the pairing code entered: linking is in progress. */
+  Authenticating: {}
+  /** Logged in and able to send. */
+  Ready: { readonly me: Me }
+  MessageReceived: { readonly message: InboundMessage }
+  /** A status change of a message this session sent. */
+  MessageStatusChanged: {
+    readonly engineMessageId: string
+    readonly status: MessageStatus
+    readonly error?: { readonly code: string; readonly message: string } | undefined
+  }
+  /** The connection is over; the event stream ends after this one. */
+  Closed: { readonly reason: CloseReason }
+}>
+export const EngineEvent = Data.taggedEnum<EngineEvent>()
+
+export class EngineError extends Data.TaggedError("EngineError")<{
+  readonly code: string
+  readonly message: string
+  /** True when retrying later may succeed (connection dropped, timeout). */
+  readonly transient: boolean
+}> {}
+
+/**
+ * Persisted authentication state of one session (credentials and, for engines that have
+ * them, Signal keys). Backed by the Store; `setKeys` is one transaction.
+ */
+export interface AuthState {
+  readonly readCreds: Effect.Effect<Option.Option<unknown>>
+  readonly writeCreds: (creds: unknown) => Effect.Effect<void>
+  readonly getKeys: (type: string, ids: ReadonlyArray<string>) => Effect.Effect<Record<string, unknown>>
+  /** `null` deletes a key. All changes are applied atomically. */
+  readonly setKeys: (changes: Record<string, Record<string, unknown | null>>) => Effect.Effect<void>
+  /** Wipes credentials and keys (logout). */
+  readonly clear: Effect.Effect<void>
+}
+
+export interface ConnectOptions {
+  readonly sessionId: string
+  readonly auth: AuthState
+  /** The session's proxy URL, credentials included; engines must never log it. */
+  readonly proxyUrl: Option.Option<string>
+}
+
+export interface SendTextCommand {
+  /**
+   * The message's id on the network, chosen when the gateway accepted the message (see
+   * `Engine.newMessageId`). Sending the same id again after a crash is a resend, which the
+   * network recognises, not a second message.
+   */
+  readonly engineMessageId: string
+  readonly chatId: string
+  readonly text: string
+  readonly quotedEngineMessageId?: string | undefined
+  readonly mentions?: ReadonlyArray<string> | undefined
+}
+
+export interface EngineConnection {
+  /** Ends after a `Closed` event, or when the connection's scope closes. */
+  readonly events: Stream.Stream<EngineEvent>
+  readonly sendText: (command: SendTextCommand) => Effect.Effect<{ readonly engineMessageId: string; readonly timestamp: Date }, EngineError>
+  readonly requestPairingCode: (phoneNumber: string) => Effect.Effect<string, EngineError>
+  readonly markRead: (chatId: string, engineMessageIds: ReadonlyArray<string>) => Effect.Effect<void, EngineError>
+  /** Unlinks the account on the server side; the connection closes afterwards. */
+  readonly logout: Effect.Effect<void, EngineError>
+}
+
+export class Engine extends Context.Tag("switchboard/Engine")<Engine, {
+  readonly name: "sandbox" | "baileys"
+  /** A fresh id in the network's own format, for a message about to be accepted. */
+  readonly newMessageId: () => string
+  /** Opens a connection that lives until the scope closes (which ends the socket). */
+  readonly connect: (options: ConnectOptions) => Effect.Effect<EngineConnection, EngineError, Scope.Scope>
+}>() {}

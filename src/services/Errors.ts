@@ -1,0 +1,119 @@
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+/**
+ * Every error the gateway reports is one of these classes, one per HTTP status. The `code`
+ * says what went wrong (`SESSION_NOT_FOUND`, `SESSION_NOT_READY`, …); the class says how bad.
+ * Services fail with them, so library users and the HTTP layer see the same typed errors.
+ * On the wire they take the shape of API.md: `{statusCode, error, code, message, details?}`.
+ */
+const fields = {
+  code: Schema.String,
+  message: Schema.String,
+  details: Schema.optional(Schema.Unknown)
+}
+
+export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("ValidationFailed", fields) {
+  static readonly status = 400
+}
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields) {
+  static readonly status = 401
+}
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields) {
+  static readonly status = 403
+}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields) {
+  static readonly status = 404
+}
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields) {
+  static readonly status = 409
+}
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", fields) {
+  static readonly status = 413
+}
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", fields) {
+  static readonly status = 429
+}
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {
+  static readonly status = 500
+}
+export class NotSupported extends Schema.TaggedError<NotSupported>()("NotSupported", fields) {
+  static readonly status = 501
+}
+export class EngineFailure extends Schema.TaggedError<EngineFailure>()("EngineFailure", fields) {
+  static readonly status = 502
+}
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {
+  static readonly status = 503
+}
+export class EngineTimeout extends Schema.TaggedError<EngineTimeout>()("EngineTimeout", fields) {
+  static readonly status = 504
+}
+
+export type ApiError =
+  | ValidationFailed
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | RateLimited
+  | InternalError
+  | NotSupported
+  | EngineFailure
+  | ServiceUnavailable
+  | EngineTimeout
+
+const reasonPhrases: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  409: "Conflict",
+  413: "Payload Too Large",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout"
+}
+
+/** The error body of API.md. */
+export const ErrorBody = Schema.Struct({
+  statusCode: Schema.Number,
+  error: Schema.String,
+  code: Schema.String,
+  message: Schema.String,
+  details: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "Error" })
+
+type ErrorClass<E extends ApiError> = Schema.Schema<E, any> & {
+  readonly status: number
+  new(props: { code: string; message: string; details?: unknown }): E
+}
+
+/**
+ * The schema the HTTP contract uses for an error class: the class on the inside, the body of
+ * API.md on the wire, and the class's HTTP status as annotation.
+ */
+export const wireError = <E extends ApiError>(cls: ErrorClass<E>) =>
+  Schema.transform(ErrorBody, Schema.typeSchema(cls), {
+    strict: false,
+    decode: (body) => new cls({ code: body.code, message: body.message, details: body.details }),
+    encode: (error) => toErrorBody(cls.status, error)
+  }).annotations(HttpApiSchema.annotations({ status: cls.status }))
+
+/** The wire body of an error with the given HTTP status. */
+export const toErrorBody = (status: number, error: { readonly code: string; readonly message: string; readonly details?: unknown }): typeof ErrorBody.Type => ({
+  statusCode: status,
+  error: reasonPhrases[status] ?? "Error",
+  code: error.code,
+  message: error.message,
+  ...(error.details === undefined ? {} : { details: error.details })
+})
+
+export const sessionNotFound = (sessionId: string) =>
+  new NotFound({ code: "SESSION_NOT_FOUND", message: `Session ${sessionId} does not exist` })
+export const messageNotFound = (messageId: string) =>
+  new NotFound({ code: "MESSAGE_NOT_FOUND", message: `Message ${messageId} does not exist` })

@@ -1,0 +1,61 @@
+import { Context, Effect, Layer, PubSub, Schema, Stream } from "effect"
+import { uuidv7 } from "./Ids.js"
+
+/** The event kinds of API.md's catalog. */
+export const EventKind = Schema.Literal(
+  "session.status",
+  "session.qr",
+  "message.received",
+  "message.sent",
+  "message.ack",
+  "message.failed",
+  "message.reaction",
+  "message.revoked",
+  "group.join",
+  "group.leave",
+  "group.update",
+  "group.participants",
+  "label.update"
+)
+export type EventKind = typeof EventKind.Type
+
+/** The envelope every consumer sees (webhook body, SSE data, library stream). */
+export const DomainEvent = Schema.Struct({
+  id: Schema.String,
+  event: EventKind,
+  sessionId: Schema.String,
+  timestamp: Schema.String,
+  data: Schema.Unknown
+})
+export type DomainEvent = typeof DomainEvent.Type
+
+export const makeEvent = (event: EventKind, sessionId: string, data: unknown, at = new Date()): DomainEvent => ({
+  id: uuidv7(at.getTime()),
+  event,
+  sessionId,
+  timestamp: at.toISOString(),
+  data
+})
+
+/**
+ * The in-process bus of domain events. Everything observable (status changes, QR rotations,
+ * messages, acks) is published here after it has been persisted; webhooks, the live stream
+ * and library users subscribe.
+ */
+export class Events extends Context.Tag("switchboard/Events")<Events, {
+  readonly publish: (event: DomainEvent) => Effect.Effect<void>
+  /** A live feed from the moment of subscription. Subscribe inside a scope to not miss events. */
+  readonly subscribe: Effect.Effect<Stream.Stream<DomainEvent>, never, import("effect").Scope.Scope>
+}>() {
+  /** A slow subscriber loses the oldest events rather than holding memory without bound. */
+  static readonly layer = Layer.scoped(
+    Events,
+    Effect.gen(function*() {
+      const pubsub = yield* Effect.acquireRelease(PubSub.sliding<DomainEvent>(16_384), PubSub.shutdown)
+      return Events.of({
+        publish: (event) => PubSub.publish(pubsub, event).pipe(Effect.asVoid),
+        subscribe: Effect.map(PubSub.subscribe(pubsub), Stream.fromQueue)
+      })
+    })
+  )
+}

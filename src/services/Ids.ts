@@ -1,0 +1,66 @@
+import { randomBytes } from "node:crypto"
+import { ParseResult, Schema } from "effect"
+
+/** A UUID v7: time-ordered, so primary keys of our own records sort by creation. */
+export const uuidv7 = (now: number = Date.now()): string => {
+  const bytes = randomBytes(16)
+  bytes.writeUIntBE(now, 0, 6)
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80
+  const hex = bytes.toString("hex")
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+export const SessionId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64), Schema.brand("SessionId"))
+export type SessionId = typeof SessionId.Type
+
+export const MessageId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128), Schema.brand("MessageId"))
+export type MessageId = typeof MessageId.Type
+
+/**
+ * A chat address in the API's form: `<digits>@c.us`, `<id>@g.us`, `<id>@newsletter` or `<id>@lid`.
+ * Engines translate to their own wire forms at their boundary.
+ */
+export const ChatId = Schema.String.pipe(
+  Schema.pattern(/^[0-9A-Za-z.:_-]{1,64}@(c\.us|g\.us|newsletter|lid)$/),
+  Schema.brand("ChatId")
+)
+export type ChatId = typeof ChatId.Type
+
+const phoneDigits = /^\+?(\d{6,15})$/
+
+/**
+ * Accepts what people type for a person (`+15551234567`, `15551234567`) as well as full ids,
+ * and normalises to a `ChatId`.
+ */
+export const ChatIdFromInput = Schema.transformOrFail(
+  Schema.String.annotations({
+    description: "A chat id (`15551234567@c.us`, `…@g.us`, `…@newsletter`, `…@lid`) or a phone number (`+15551234567`)",
+    examples: ["15551234567@c.us", "+15551234567"]
+  }),
+  ChatId,
+  {
+    strict: true,
+    decode: (input, _, ast) => {
+      const chatId = normaliseChatId(input)
+      return chatId === null
+        ? ParseResult.fail(new ParseResult.Type(ast, input, `"${input}" is not a chat id (digits@c.us, id@g.us, id@newsletter, id@lid) or a phone number`))
+        : ParseResult.succeed(chatId)
+    },
+    encode: ParseResult.succeed
+  }
+)
+
+export const normaliseChatId = (input: string): ChatId | null => {
+  const trimmed = input.trim()
+  const phone = phoneDigits.exec(trimmed)
+  const candidate = phone ? `${phone[1]}@c.us` : trimmed
+  return isChatId(candidate) ? candidate : null
+}
+const isChatId = Schema.is(ChatId)
+
+/** The phone digits of a person's chat id, if it is one. */
+export const phoneOfChatId = (chatId: string): string | null => {
+  const match = /^(\d+)@c\.us$/.exec(chatId)
+  return match ? match[1]! : null
+}

@@ -1,0 +1,74 @@
+import { Either, Option } from "effect"
+
+/**
+ * The list-pagination convention of the seed (rules 1–11), in one place. Every list endpoint
+ * parses its query with `parsePageQuery`, hands the result to its repository (which selects
+ * root ids first and counts separately, rules 8–11), and shapes the answer with `toListBody`.
+ */
+export const DEFAULT_LIMIT = 20
+export const MAX_LIMIT = 100
+
+export interface PageRequest {
+  readonly page: number
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly total: number
+}
+
+export type PageQueryValue = string | number | null | undefined
+
+/** Rule 2: null, empty and missing are absent ("null"/"undefined" as text too, as clients send). */
+const isAbsent = (value: PageQueryValue) =>
+  value === undefined || value === null || (typeof value === "string" && ["", "null", "undefined"].includes(value.trim()))
+
+const toInteger = (name: string, value: PageQueryValue): Either.Either<number | undefined, string> => {
+  if (isAbsent(value)) return Either.right(undefined)
+  const text = String(value).trim()
+  return /^[+-]?\d+$/.test(text) && Number.isSafeInteger(Number(text))
+    ? Either.right(Number(text))
+    : Either.left(`${name} must be an integer, got "${text}"`)
+}
+
+/**
+ * `None` when pagination is off (rule 1), otherwise the page to fetch (rules 3–8).
+ * Fails with a message for non-numeric values (API.md: 400 VALIDATION_FAILED).
+ */
+export const parsePageQuery = (query: {
+  readonly page?: PageQueryValue
+  readonly limit?: PageQueryValue
+}): Either.Either<Option.Option<PageRequest>, string> =>
+  Either.gen(function*() {
+    const page = yield* toInteger("page", query.page)
+    const limit = yield* toInteger("limit", query.limit)
+    if (page === undefined && limit === undefined) return Option.none()
+    const effectivePage = Math.max(1, page ?? 1)
+    const effectiveLimit = Math.min(MAX_LIMIT, Math.max(1, limit ?? DEFAULT_LIMIT))
+    return Option.some({ page: effectivePage, limit: effectiveLimit, offset: (effectivePage - 1) * effectiveLimit })
+  })
+
+export interface PaginationMeta {
+  readonly page: number
+  readonly limit: number
+  readonly total: number
+  readonly total_pages: number
+}
+
+export type ListBody<A> =
+  | { readonly data: ReadonlyArray<A> }
+  | { readonly data: { readonly items: ReadonlyArray<A>; readonly pagination: PaginationMeta } }
+
+/** Rules 1 and 10: a plain array when off, items with metadata when on. */
+export const toListBody = <A>(request: Option.Option<PageRequest>, page: Page<A>): ListBody<A> =>
+  Option.match(request, {
+    onNone: () => ({ data: page.items }),
+    onSome: ({ limit, page: number }) => ({
+      data: {
+        items: page.items,
+        pagination: { page: number, limit, total: page.total, total_pages: Math.ceil(page.total / limit) }
+      }
+    })
+  })

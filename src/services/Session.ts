@@ -1,0 +1,108 @@
+import { Schema } from "effect"
+import { SessionId } from "./Ids.js"
+
+export const SessionStatus = Schema.Literal(
+  "created",
+  "initializing",
+  "qr_ready",
+  "authenticating",
+  "ready",
+  "disconnected",
+  "stopped",
+  "logged_out",
+  "failed"
+)
+export type SessionStatus = typeof SessionStatus.Type
+
+/** Statuses in which the session holds (or is building) an engine connection. */
+export const runningStatuses: ReadonlySet<SessionStatus> = new Set([
+  "initializing",
+  "qr_ready",
+  "authenticating",
+  "ready",
+  "disconnected"
+])
+
+/** Sends are accepted (and queued) in these statuses. */
+export const acceptsSends = (status: SessionStatus) => status === "ready" || status === "disconnected"
+
+export const EngineName = Schema.Literal("sandbox", "baileys")
+export type EngineName = typeof EngineName.Type
+
+export const LastError = Schema.Struct({
+  code: Schema.String,
+  message: Schema.String,
+  at: Schema.String
+})
+export type LastError = typeof LastError.Type
+
+/** A proxy URL as shown to callers: the password is never echoed back. */
+export const ProxyView = Schema.Struct({ url: Schema.String })
+
+export const ProxyUrl = Schema.String.pipe(
+  Schema.filter((url) => {
+    try {
+      const parsed = new URL(url)
+      return ["http:", "https:", "socks5:"].includes(parsed.protocol) && parsed.hostname.length > 0
+    } catch {
+      return false
+    }
+  }, { message: () => "proxy url must be http://, https:// or socks5:// with a host" })
+)
+
+export class Session extends Schema.Class<Session>("Session")({
+  id: SessionId,
+  name: Schema.String,
+  status: SessionStatus,
+  engine: EngineName,
+  phone: Schema.NullOr(Schema.String),
+  pushName: Schema.NullOr(Schema.String),
+  proxy: Schema.NullOr(ProxyView),
+  lastError: Schema.NullOr(LastError),
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+}) {}
+
+export const SessionName = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "name must not be empty" }),
+  Schema.maxLength(64, { message: () => "name must be at most 64 characters" }),
+  Schema.pattern(/^[\w.\- ]+$/, { message: () => "name may hold letters, digits, spaces, '.', '_' and '-'" })
+)
+
+export const CreateSessionRequest = Schema.Struct({
+  name: SessionName,
+  proxy: Schema.optional(Schema.NullOr(Schema.Struct({ url: ProxyUrl }))),
+  autoStart: Schema.optional(Schema.Boolean)
+})
+export type CreateSessionRequest = typeof CreateSessionRequest.Type
+
+export const QrCode = Schema.Struct({
+  qr: Schema.String,
+  image: Schema.String.annotations({ description: "data:image/png;base64,…" }),
+  expiresAt: Schema.String
+})
+export type QrCode = typeof QrCode.Type
+
+export const PairingCodeRequest = Schema.Struct({
+  phoneNumber: Schema.String.pipe(Schema.pattern(/^\+?\d{6,15}$/, { message: () => "phoneNumber must be 6–15 digits" }))
+})
+export const PairingCode = Schema.Struct({ code: Schema.String })
+
+export const Me = Schema.Struct({
+  id: Schema.String,
+  phone: Schema.String,
+  lid: Schema.NullOr(Schema.String),
+  pushName: Schema.NullOr(Schema.String)
+})
+export type Me = typeof Me.Type
+
+/** Redacts the password (and only the password) of a proxy URL. */
+export const redactProxyUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = "***"
+    return parsed.toString().replace(/\/$/, url.endsWith("/") ? "/" : "")
+  } catch {
+    return "***"
+  }
+}
