@@ -1,0 +1,110 @@
+import { SqlClient } from "@effect/sql"
+import { Array as Arr, Effect, Option } from "effect"
+import type { AuthState } from "../../runtime/Engine.js"
+
+/** The single row holding a session's credentials; Signal keys use kind=<type>, key_id=<id>. */
+const CREDS = "creds"
+
+/** Rows per multi-row upsert: far below the bind-parameter limits of SQLite and Postgres. */
+const UPSERT_CHUNK = 200
+
+/**
+ * JSON that round-trips binary data: engines (Baileys) keep keys as `Buffer`/`Uint8Array`,
+ * which plain JSON would turn into `{type, data: number[]}` or an index-keyed object.
+ * Stored as `{"type":"Buffer","data":"<base64>"}`; revived as a `Buffer` (a `Uint8Array`).
+ */
+function binaryReplacer(this: unknown, key: string, value: unknown): unknown {
+  // `Buffer#toJSON` has already run on `value`; the holder still has the original.
+  const original = (this as Record<string, unknown>)[key]
+  return original instanceof Uint8Array
+    ? { type: "Buffer", data: Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString("base64") }
+    : value
+}
+
+const binaryReviver = (_key: string, value: unknown): unknown => {
+  if (typeof value !== "object" || value === null) return value
+  const { type, data } = value as { readonly type?: unknown; readonly data?: unknown }
+  if (type !== "Buffer") return value
+  if (typeof data === "string") return Buffer.from(data, "base64")
+  return Array.isArray(data) ? Buffer.from(data as Array<number>) : value
+}
+
+export const encodeAuthValue = (value: unknown): string => {
+  const text = JSON.stringify(value, binaryReplacer)
+  // Functions and `undefined` have no JSON form; storing NULL would lose them silently.
+  if (text === undefined) throw new TypeError("auth value is not JSON-serializable")
+  return text
+}
+
+export const decodeAuthValue = (text: string): unknown => JSON.parse(text, binaryReviver)
+
+/** The engines' persisted authentication state, one `AuthState` per session. */
+export class AuthRepo extends Effect.Service<AuthRepo>()("switchboard/AuthRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const upsert = (sessionId: string, kind: string, entries: ReadonlyArray<readonly [string, unknown]>) =>
+      Effect.forEach(Arr.chunksOf(entries, UPSERT_CHUNK), (chunk) =>
+        Effect.suspend(() =>
+          sql`INSERT INTO engine_auth ${
+            sql.insert(chunk.map(([keyId, value]) => ({
+              session_id: sessionId,
+              kind,
+              key_id: keyId,
+              value: encodeAuthValue(value)
+            })))
+          } ON CONFLICT (session_id, kind, key_id) DO UPDATE SET value = excluded.value`
+        ), { discard: true })
+
+    const forSession = (sessionId: string): AuthState => {
+      const readCreds = sql<{ readonly value: string }>`SELECT value FROM engine_auth
+        WHERE session_id = ${sessionId} AND kind = ${CREDS} AND key_id = ${CREDS}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => decodeAuthValue(row.value))),
+          Effect.orDie,
+          Effect.withSpan("AuthRepo.readCreds")
+        )
+
+      const writeCreds = Effect.fn("AuthRepo.writeCreds")(
+        (creds: unknown) => upsert(sessionId, CREDS, [[CREDS, creds]]),
+        Effect.orDie
+      )
+
+      const getKeys = Effect.fn("AuthRepo.getKeys")(
+        function*(type: string, ids: ReadonlyArray<string>) {
+          if (ids.length === 0) return {}
+          const rows = yield* sql<{ readonly key_id: string; readonly value: string }>`SELECT key_id, value
+            FROM engine_auth WHERE session_id = ${sessionId} AND kind = ${type} AND key_id IN ${sql.in(ids)}`
+          return Object.fromEntries(rows.map((row) => [row.key_id, decodeAuthValue(row.value)]))
+        },
+        Effect.orDie
+      )
+
+      /** One transaction: a failure anywhere (bad value, SQL error) leaves every key as it was. */
+      const setKeys = Effect.fn("AuthRepo.setKeys")(
+        function*(changes: Record<string, Record<string, unknown | null>>) {
+          for (const [type, entries] of Object.entries(changes)) {
+            // `undefined` deletes too, as in Baileys' own stores.
+            const [deletions, writes] = Arr.partition(Object.entries(entries), ([, value]) => value != null)
+            if (deletions.length > 0) {
+              yield* sql`DELETE FROM engine_auth WHERE session_id = ${sessionId} AND kind = ${type}
+                AND key_id IN ${sql.in(deletions.map(([keyId]) => keyId))}`
+            }
+            yield* upsert(sessionId, type, writes)
+          }
+        },
+        sql.withTransaction,
+        Effect.orDie
+      )
+
+      const clear = sql`DELETE FROM engine_auth WHERE session_id = ${sessionId}`.pipe(
+        Effect.asVoid,
+        Effect.orDie,
+        Effect.withSpan("AuthRepo.clear")
+      )
+
+      return { readCreds, writeCreds, getKeys, setKeys, clear }
+    }
+
+    return { forSession } as const
+  })
+}) {}

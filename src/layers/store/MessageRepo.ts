@@ -1,0 +1,173 @@
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
+import { Array as Arr, Effect, Option } from "effect"
+import { ackOf, isStatusAdvance, type Message, type MessageFilter, type MessageStatus } from "../../services/Message.js"
+import type { Page, PageRequest } from "../../services/Pagination.js"
+import { fromCount, toIntegerBoolean, toJsonColumn } from "./columns.js"
+import {
+  fromRecord,
+  type HistoryRecord,
+  type MessageError,
+  type MessageRecord,
+  type MessageRow,
+  toMessage,
+  toRecord
+} from "./messageRecords.js"
+import { listByRootIds } from "./paging.js"
+
+export type { MessageError, MessageRow } from "./messageRecords.js"
+
+/** A status change that took effect. */
+export interface StatusTransition {
+  readonly previousStatus: MessageStatus
+  readonly row: MessageRow
+}
+
+export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/MessageRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const selectRow = (condition: Fragment) =>
+      sql<MessageRecord>`SELECT * FROM messages WHERE ${condition} ORDER BY created_at ASC, id ASC`.pipe(
+        Effect.map((records) => Option.map(Option.fromNullable(records[0]), fromRecord))
+      )
+
+    const appendHistory = (messageId: string, status: MessageStatus, at: string) =>
+      sql`INSERT INTO message_status_history ${sql.insert({ message_id: messageId, status, at })}`
+
+    /** The API form of exactly these messages (with their status histories), in any order. */
+    const loadMessages = (sessionId: string, ids: ReadonlyArray<string>): Effect.Effect<Array<Message>, SqlError> =>
+      Effect.gen(function*() {
+        const records = yield* sql<MessageRecord>`SELECT * FROM messages
+          WHERE session_id = ${sessionId} AND id IN ${sql.in(ids)}`
+        const history = yield* sql<HistoryRecord>`SELECT message_id, status, at FROM message_status_history
+          WHERE message_id IN ${sql.in(ids)}`
+        const historyOf = Arr.groupBy(history, (entry) => entry.message_id)
+        return records.map((record) => toMessage(fromRecord(record), historyOf[record.id] ?? []))
+      })
+
+    const insert = Effect.fn("MessageRepo.insert")(
+      function*(row: MessageRow) {
+        yield* sql`INSERT INTO messages ${sql.insert({ ...toRecord(row) })}`
+        yield* appendHistory(row.id, row.status, row.createdAt)
+      },
+      sql.withTransaction,
+      Effect.orDie
+    )
+
+    const findById = Effect.fn("MessageRepo.findById")(
+      (sessionId: string, id: string) =>
+        Effect.map(loadMessages(sessionId, [id]), (messages) => Option.fromNullable(messages[0])),
+      Effect.orDie
+    )
+
+    /** The stored row of a message, whatever its session (for the runtime's own bookkeeping). */
+    const findRow = Effect.fn("MessageRepo.findRow")((id: string) => selectRow(sql`id = ${id}`), Effect.orDie)
+
+    const findByEngineId = Effect.fn("MessageRepo.findByEngineId")(
+      (sessionId: string, engineMessageId: string) =>
+        selectRow(sql`session_id = ${sessionId} AND engine_message_id = ${engineMessageId}`),
+      Effect.orDie
+    )
+
+    const filterOf = (sessionId: string, filter: MessageFilter) => {
+      const conditions: Array<Fragment> = [sql`session_id = ${sessionId}`]
+      if (filter.chatId !== undefined) conditions.push(sql`chat_id = ${filter.chatId}`)
+      if (filter.direction !== undefined) conditions.push(sql`from_me = ${toIntegerBoolean(filter.direction === "out")}`)
+      if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`)
+      if (filter.since !== undefined) conditions.push(sql`timestamp >= ${filter.since}`)
+      if (filter.until !== undefined) conditions.push(sql`timestamp <= ${filter.until}`)
+      return sql.and(conditions)
+    }
+
+    /** Newest first. `since`/`until` compare ISO-8601 UTC text, so pass them normalised. */
+    const list = Effect.fn("MessageRepo.list")(
+      (sessionId: string, filter: MessageFilter, page: Option.Option<PageRequest>): Effect.Effect<Page<Message>, SqlError> =>
+        listByRootIds(sql, {
+          table: "messages",
+          where: filterOf(sessionId, filter),
+          orderBy: sql.literal("timestamp DESC, id DESC"),
+          page,
+          loadByIds: (ids) => loadMessages(sessionId, ids),
+          idOf: (message) => message.id
+        }),
+      Effect.orDie
+    )
+
+    /**
+     * Moves a message to `next` if that is an advance (statuses never go back), recording the
+     * change in its history. The update is a compare-and-set on the status just read, so a
+     * concurrent writer (another connection on Postgres) makes us decide again, not overwrite.
+     */
+    const advance = (
+      id: string,
+      next: MessageStatus,
+      at: string,
+      error: MessageError | undefined
+    ): Effect.Effect<Option.Option<StatusTransition>, SqlError> =>
+      Effect.gen(function*() {
+        const current = yield* selectRow(sql`id = ${id}`)
+        if (Option.isNone(current) || !isStatusAdvance(current.value.status, next)) return Option.none()
+        const row: MessageRow = {
+          ...current.value,
+          status: next,
+          ack: ackOf[next],
+          error: error ?? current.value.error,
+          updatedAt: at
+        }
+        const updated = yield* sql<{ readonly id: string }>`UPDATE messages
+          SET status = ${row.status}, ack = ${row.ack}, error = ${toJsonColumn(row.error)}, updated_at = ${at}
+          WHERE id = ${id} AND status = ${current.value.status} RETURNING id`
+        if (updated.length === 0) return yield* advance(id, next, at, error)
+        yield* appendHistory(id, next, at)
+        return Option.some({ previousStatus: current.value.status, row })
+      })
+
+    const updateStatus = Effect.fn("MessageRepo.updateStatus")(
+      (id: string, status: MessageStatus, at: string, error?: MessageError | undefined) =>
+        advance(id, status, at, error),
+      sql.withTransaction,
+      Effect.orDie
+    )
+
+    /** Records the engine's id even when the status cannot advance (e.g. already `failed`). */
+    const markSent = Effect.fn("MessageRepo.markSent")(
+      function*(id: string, engineMessageId: string, at: string) {
+        yield* sql`UPDATE messages SET engine_message_id = ${engineMessageId} WHERE id = ${id}`
+        return yield* advance(id, "sent", at, undefined)
+      },
+      sql.withTransaction,
+      Effect.orDie
+    )
+
+    /** Outbound messages accepted but never handed to the engine, to send after a restart. */
+    const listUnsent = Effect.fn("MessageRepo.listUnsent")(
+      (sessionId: string) =>
+        sql<MessageRecord>`SELECT * FROM messages
+          WHERE session_id = ${sessionId} AND from_me = 1 AND status = ${"pending"} AND engine_message_id IS NULL
+          ORDER BY created_at ASC, id ASC`.pipe(Effect.map((records) => records.map(fromRecord))),
+      Effect.orDie
+    )
+
+    const countBySession = Effect.fn("MessageRepo.countBySession")(
+      (sessionId: string) =>
+        sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM messages WHERE session_id = ${sessionId}`.pipe(
+          Effect.map(([row]) => fromCount(row?.total))
+        ),
+      Effect.orDie
+    )
+
+    return {
+      insert,
+      findById,
+      findRow,
+      findByEngineId,
+      list,
+      updateStatus,
+      markSent,
+      listUnsent,
+      countBySession
+    } as const
+  })
+}) {}

@@ -1,0 +1,17 @@
+import { Migrator } from "@effect/sql"
+import initial from "./migrations/0001_initial.js"
+
+/**
+ * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
+ * glob: it survives bundling, and the same list serves SQLite now and Postgres later.
+ */
+export const migrations = Migrator.fromRecord({
+  "0001_initial": initial
+})
+
+/**
+ * Applies the pending migrations with the dialect-neutral migrator (the SQLite one only adds
+ * a schema dump through the `sqlite3` binary, which we do not want). Safe to run on every
+ * start: applied migrations are recorded in `effect_sql_migrations` and skipped.
+ */
+export const runMigrations = Migrator.make({})({ loader: migrations })

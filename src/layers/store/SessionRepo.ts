@@ -1,0 +1,184 @@
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
+import { DateTime, Effect, Option } from "effect"
+import { Conflict } from "../../services/Errors.js"
+import type { Page, PageRequest } from "../../services/Pagination.js"
+import type { EngineName, LastError, SessionStatus } from "../../services/Session.js"
+import { fromIntegerBoolean, fromJsonColumn, isUniqueViolation, toIntegerBoolean, toJsonColumn } from "./columns.js"
+import { listByRootIds } from "./paging.js"
+
+export interface SessionRow {
+  readonly id: string
+  readonly name: string
+  readonly engine: EngineName
+  readonly status: SessionStatus
+  readonly desiredRunning: boolean
+  readonly phone: string | null
+  readonly pushName: string | null
+  readonly lid: string | null
+  readonly proxyUrl: string | null
+  readonly lastError: LastError | null
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+export type SessionPatch = Partial<
+  Pick<SessionRow, "status" | "desiredRunning" | "phone" | "pushName" | "lid" | "proxyUrl" | "lastError">
+>
+
+export interface SessionFilter {
+  readonly status?: SessionStatus | undefined
+}
+
+interface SessionRecord {
+  readonly id: string
+  readonly name: string
+  readonly engine: EngineName
+  readonly status: SessionStatus
+  readonly desired_running: unknown
+  readonly phone: string | null
+  readonly push_name: string | null
+  readonly lid: string | null
+  readonly proxy_url: string | null
+  readonly last_error: string | null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+const fromRecord = (record: SessionRecord): SessionRow => ({
+  id: record.id,
+  name: record.name,
+  engine: record.engine,
+  status: record.status,
+  desiredRunning: fromIntegerBoolean(record.desired_running),
+  phone: record.phone,
+  pushName: record.push_name,
+  lid: record.lid,
+  proxyUrl: record.proxy_url,
+  lastError: fromJsonColumn<LastError>(record.last_error),
+  createdAt: record.created_at,
+  updatedAt: record.updated_at
+})
+
+/** Column and stored value of each patchable field. */
+const patchColumns: { readonly [K in keyof Required<SessionPatch>]: (value: Required<SessionPatch>[K]) => readonly [string, unknown] } = {
+  status: (status) => ["status", status],
+  desiredRunning: (desired) => ["desired_running", toIntegerBoolean(desired)],
+  phone: (phone) => ["phone", phone],
+  pushName: (pushName) => ["push_name", pushName],
+  lid: (lid) => ["lid", lid],
+  proxyUrl: (proxyUrl) => ["proxy_url", proxyUrl],
+  lastError: (lastError) => ["last_error", toJsonColumn(lastError)]
+}
+
+const toColumns = (patch: SessionPatch): Record<string, unknown> =>
+  Object.fromEntries(
+    (Object.keys(patch) as Array<keyof SessionPatch>).flatMap((key) => {
+      const value = patch[key]
+      return value === undefined ? [] : [(patchColumns[key] as (value: unknown) => readonly [string, unknown])(value)]
+    })
+  )
+
+const nameTaken = (name: string) =>
+  new Conflict({ code: "SESSION_NAME_TAKEN", message: `A session named "${name}" already exists` })
+
+/** Sessions, oldest first. Their engine auth and messages are owned by the other repositories. */
+export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/SessionRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const selectOne = (condition: Fragment) =>
+      sql<SessionRecord>`SELECT * FROM sessions WHERE ${condition}`.pipe(
+        Effect.map((records) => Option.map(Option.fromNullable(records[0]), fromRecord))
+      )
+
+    const findById = Effect.fn("SessionRepo.findById")(
+      (id: string) => selectOne(sql`id = ${id}`),
+      Effect.orDie
+    )
+
+    const findByName = Effect.fn("SessionRepo.findByName")(
+      (name: string) => selectOne(sql`name = ${name}`),
+      Effect.orDie
+    )
+
+    /**
+     * The name check runs in the same transaction as the insert; a concurrent writer that slips
+     * in between (another process on Postgres) trips the UNIQUE constraint, reported the same way.
+     */
+    const insert = Effect.fn("SessionRepo.insert")(
+      function*(row: SessionRow) {
+        if (Option.isSome(yield* selectOne(sql`name = ${row.name}`))) return yield* nameTaken(row.name)
+        yield* sql`INSERT INTO sessions ${
+          sql.insert({
+            id: row.id,
+            name: row.name,
+            engine: row.engine,
+            status: row.status,
+            desired_running: toIntegerBoolean(row.desiredRunning),
+            phone: row.phone,
+            push_name: row.pushName,
+            lid: row.lid,
+            proxy_url: row.proxyUrl,
+            last_error: toJsonColumn(row.lastError),
+            created_at: row.createdAt,
+            updated_at: row.updatedAt
+          })
+        }`
+      },
+      sql.withTransaction,
+      (effect, row) =>
+        Effect.catchTag(effect, "SqlError", (error) =>
+          isUniqueViolation(error) ? Effect.fail(nameTaken(row.name)) : Effect.die(error))
+    )
+
+    const list = Effect.fn("SessionRepo.list")(
+      (filter: SessionFilter, page: Option.Option<PageRequest>): Effect.Effect<Page<SessionRow>, SqlError> =>
+        listByRootIds(sql, {
+          table: "sessions",
+          where: sql.and(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+          orderBy: sql.literal("created_at ASC, id ASC"),
+          page,
+          loadByIds: (ids) => sql<SessionRecord>`SELECT * FROM sessions WHERE id IN ${sql.in(ids)}`,
+          idOf: (record) => record.id
+        }).pipe(Effect.map(({ items, total }) => ({ items: items.map(fromRecord), total }))),
+      Effect.orDie
+    )
+
+    const listDesiredRunning = Effect.fn("SessionRepo.listDesiredRunning")(
+      () =>
+        sql<SessionRecord>`SELECT * FROM sessions WHERE desired_running = 1 ORDER BY created_at ASC, id ASC`.pipe(
+          Effect.map((records) => records.map(fromRecord))
+        ),
+      Effect.orDie
+    )
+
+    /** Applies the fields present in `patch`, bumps `updated_at`, and returns the new row. */
+    const update = Effect.fn("SessionRepo.update")(
+      function*(id: string, patch: SessionPatch) {
+        const updatedAt = DateTime.formatIso(yield* DateTime.now)
+        yield* sql`UPDATE sessions SET ${sql.update({ ...toColumns(patch), updated_at: updatedAt })} WHERE id = ${id}`
+        return yield* selectOne(sql`id = ${id}`)
+      },
+      sql.withTransaction,
+      Effect.orDie
+    )
+
+    /** Children first, so foreign keys hold at every statement. */
+    const remove = Effect.fn("SessionRepo.remove")(
+      function*(id: string) {
+        yield* sql`DELETE FROM message_status_history
+          WHERE message_id IN (SELECT id FROM messages WHERE session_id = ${id})`
+        yield* sql`DELETE FROM messages WHERE session_id = ${id}`
+        yield* sql`DELETE FROM engine_auth WHERE session_id = ${id}`
+        const deleted = yield* sql<{ readonly id: string }>`DELETE FROM sessions WHERE id = ${id} RETURNING id`
+        return deleted.length > 0
+      },
+      sql.withTransaction,
+      Effect.orDie
+    )
+
+    return { insert, findById, findByName, list, listDesiredRunning, update, remove } as const
+  })
+}) {}

@@ -1,0 +1,134 @@
+import { MessageId, SessionId } from "../../services/Ids.js"
+import { ackOf, Message, type MessageStatus, type MessageType } from "../../services/Message.js"
+import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean, toJsonColumn } from "./columns.js"
+
+/**
+ * The three shapes of a message: `MessageRow` (what the runtime works with), `MessageRecord`
+ * (the `messages` table, snake_case and portable column types) and the API's `Message`.
+ */
+
+export interface MessageError {
+  readonly code: string
+  readonly message: string
+}
+
+export interface MessageRow {
+  readonly id: string
+  readonly sessionId: string
+  readonly chatId: string
+  readonly from: string
+  readonly to: string
+  readonly fromMe: boolean
+  readonly type: MessageType
+  readonly text: string | null
+  readonly caption: string | null
+  readonly status: MessageStatus
+  readonly ack: number
+  readonly error: MessageError | null
+  readonly engineMessageId: string | null
+  readonly quotedMessageId: string | null
+  readonly batchId: string | null
+  readonly timestamp: string
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+export interface MessageRecord {
+  readonly id: string
+  readonly session_id: string
+  readonly chat_id: string
+  readonly from_id: string
+  readonly to_id: string
+  readonly from_me: unknown
+  readonly type: MessageType
+  readonly body: string | null
+  readonly caption: string | null
+  readonly status: MessageStatus
+  readonly ack: unknown
+  readonly error: string | null
+  readonly engine_message_id: string | null
+  readonly quoted_message_id: string | null
+  readonly batch_id: string | null
+  readonly timestamp: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+export interface HistoryRecord {
+  readonly message_id: string
+  readonly status: MessageStatus
+  readonly at: string
+}
+
+export const fromRecord = (record: MessageRecord): MessageRow => ({
+  id: record.id,
+  sessionId: record.session_id,
+  chatId: record.chat_id,
+  from: record.from_id,
+  to: record.to_id,
+  fromMe: fromIntegerBoolean(record.from_me),
+  type: record.type,
+  text: record.body,
+  caption: record.caption,
+  status: record.status,
+  ack: Number(record.ack),
+  error: fromJsonColumn<MessageError>(record.error),
+  engineMessageId: record.engine_message_id,
+  quotedMessageId: record.quoted_message_id,
+  batchId: record.batch_id,
+  timestamp: record.timestamp,
+  createdAt: record.created_at,
+  updatedAt: record.updated_at
+})
+
+export const toRecord = (row: MessageRow): MessageRecord => ({
+  id: row.id,
+  session_id: row.sessionId,
+  chat_id: row.chatId,
+  from_id: row.from,
+  to_id: row.to,
+  from_me: toIntegerBoolean(row.fromMe),
+  type: row.type,
+  body: row.text,
+  caption: row.caption,
+  status: row.status,
+  ack: row.ack,
+  error: toJsonColumn(row.error),
+  engine_message_id: row.engineMessageId,
+  quoted_message_id: row.quotedMessageId,
+  batch_id: row.batchId,
+  timestamp: row.timestamp,
+  created_at: row.createdAt,
+  updated_at: row.updatedAt
+})
+
+/**
+ * Where a status sits in a message's life. Statuses only advance, so for entries with the same
+ * `at` this is the order they were recorded in (`failed` only ever follows `pending`).
+ */
+const lifecycleRank: Record<MessageStatus, number> = { ...ackOf, failed: Number.MAX_SAFE_INTEGER }
+
+const byTimeThenLifecycle = (a: HistoryRecord, b: HistoryRecord) =>
+  a.at < b.at ? -1 : a.at > b.at ? 1 : lifecycleRank[a.status] - lifecycleRank[b.status]
+
+export const toMessage = (row: MessageRow, history: ReadonlyArray<HistoryRecord>) =>
+  new Message({
+    id: MessageId.make(row.id),
+    sessionId: SessionId.make(row.sessionId),
+    chatId: row.chatId,
+    from: row.from,
+    to: row.to,
+    fromMe: row.fromMe,
+    type: row.type,
+    text: row.text,
+    caption: row.caption,
+    media: null,
+    status: row.status,
+    ack: row.ack,
+    error: row.error,
+    timestamp: row.timestamp,
+    quotedMessageId: row.quotedMessageId,
+    batchId: row.batchId,
+    reactions: [],
+    statusHistory: [...history].sort(byTimeThenLifecycle).map(({ at, status }) => ({ status, at }))
+  })

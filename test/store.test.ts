@@ -1,0 +1,285 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Either, Exit, Layer, Option } from "effect"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import {
+  AuthRepo,
+  MessageRepo,
+  parseDatabaseUrl,
+  RepositoriesLive,
+  SessionRepo,
+  SqliteStoreLive,
+  storeLayerFromUrl,
+  type MessageRow,
+  type SessionRow
+} from "../src/layers/store/index.js"
+
+/** A database file in a fresh temp directory, under a sub-directory the store must create. */
+const freshDatabaseFile = () => join(mkdtempSync(join(tmpdir(), "switchboard-store-")), "data", "store.db")
+
+const storeAt = (file: string) => RepositoriesLive.pipe(Layer.provideMerge(SqliteStoreLive(file)))
+
+let sequence = 0
+const session = (overrides: Partial<SessionRow> = {}): SessionRow => {
+  sequence += 1
+  const at = `2024-01-01T00:00:${String(sequence).padStart(2, "0")}.000Z`
+  return {
+    id: `s-${sequence}`,
+    name: `session ${sequence}`,
+    engine: "sandbox",
+    status: "created",
+    desiredRunning: false,
+    phone: null,
+    pushName: null,
+    lid: null,
+    proxyUrl: null,
+    lastError: null,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides
+  }
+}
+
+const message = (sessionId: string, id: string, overrides: Partial<MessageRow> = {}): MessageRow => ({
+  id,
+  sessionId,
+  chatId: "15550000001@c.us",
+  from: "15550000000@c.us",
+  to: "15550000001@c.us",
+  fromMe: true,
+  type: "text",
+  text: `text of ${id}`,
+  caption: null,
+  status: "pending",
+  ack: 0,
+  error: null,
+  engineMessageId: null,
+  quotedMessageId: null,
+  batchId: null,
+  timestamp: "2024-02-01T00:00:00.000Z",
+  createdAt: "2024-02-01T00:00:00.000Z",
+  updatedAt: "2024-02-01T00:00:00.000Z",
+  ...overrides
+})
+
+const insertSession = (overrides: Partial<SessionRow> = {}) =>
+  Effect.gen(function*() {
+    const row = session(overrides)
+    yield* (yield* SessionRepo).insert(row)
+    return row
+  })
+
+describe("Store", () => {
+  it.effect("runs migrations once: reopening the same file keeps the data", () =>
+    Effect.gen(function*() {
+      const file = freshDatabaseFile()
+      const row = session()
+      yield* SessionRepo.pipe(Effect.flatMap((sessions) => sessions.insert(row)), Effect.provide(storeAt(file)))
+      const reopened = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const applied = yield* sql<{ readonly migration_id: number }>`SELECT migration_id FROM effect_sql_migrations`
+        return { applied, found: yield* (yield* SessionRepo).findById(row.id) }
+      }).pipe(Effect.provide(storeAt(file)))
+      expect(reopened.applied.map((m) => m.migration_id)).toEqual([1])
+      expect(reopened.found).toEqual(Option.some(row))
+    }))
+
+  it("parses database URLs", () => {
+    expect(parseDatabaseUrl("sqlite:/var/lib/sb.db")).toEqual(Either.right({ kind: "sqlite", filename: "/var/lib/sb.db" }))
+    expect(parseDatabaseUrl("sqlite://data/sb.db")).toEqual(
+      Either.right({ kind: "sqlite", filename: join(process.cwd(), "data/sb.db") })
+    )
+    expect(parseDatabaseUrl("file:///tmp/sb.db")).toEqual(Either.right({ kind: "sqlite", filename: "/tmp/sb.db" }))
+    expect(parseDatabaseUrl("file:./sb.db")).toEqual(Either.right({ kind: "sqlite", filename: join(process.cwd(), "sb.db") }))
+    expect(Either.isLeft(parseDatabaseUrl("mysql://x"))).toBe(true)
+  })
+
+  it.effect("refuses Postgres URLs with a clear error", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Layer.build(storeLayerFromUrl("postgres://u@localhost/db")).pipe(Effect.scoped))
+      expect(exit).toMatchObject({ _tag: "Failure" })
+      expect(String(Exit.isFailure(exit) && exit.cause.toString())).toContain("storage-backends")
+    }))
+
+  it.layer(storeAt(freshDatabaseFile()))("on one database", (it) => {
+    it.effect("sessions: insert, duplicate name, update, remove", () =>
+      Effect.gen(function*() {
+        const sessions = yield* SessionRepo
+        const row = yield* insertSession({ name: "main" })
+        expect(yield* sessions.findByName("main")).toEqual(Option.some(row))
+
+        const duplicate = yield* Effect.flip(sessions.insert(session({ name: "main" })))
+        expect(duplicate).toMatchObject({ _tag: "Conflict", code: "SESSION_NAME_TAKEN" })
+
+        const lastError = { code: "ENGINE_FAILURE", message: "boom", at: "2024-01-02T00:00:00.000Z" }
+        const updated = yield* sessions.update(row.id, { status: "ready", desiredRunning: true, phone: "1555", lastError })
+        expect(updated).toEqual(Option.some({
+          ...row,
+          status: "ready",
+          desiredRunning: true,
+          phone: "1555",
+          lastError,
+          updatedAt: Option.getOrThrow(updated).updatedAt
+        }))
+        expect(Option.getOrThrow(updated).updatedAt).not.toEqual(row.updatedAt)
+        expect(yield* sessions.update("missing", { status: "ready" })).toEqual(Option.none())
+        expect((yield* sessions.listDesiredRunning()).map((s) => s.id)).toContain(row.id)
+
+        const messages = yield* MessageRepo
+        const auth = (yield* AuthRepo).forSession(row.id)
+        // Foreign keys are on: a message needs its session.
+        expect(Exit.isFailure(yield* Effect.exit(messages.insert(message("no-such-session", "orphan"))))).toBe(true)
+        yield* messages.insert(message(row.id, `${row.id}-m1`))
+        yield* messages.updateStatus(`${row.id}-m1`, "failed", "2024-02-01T00:00:01.000Z", { code: "X", message: "y" })
+        yield* auth.writeCreds({ me: "someone" })
+
+        expect(yield* sessions.remove(row.id)).toBe(true)
+        expect(yield* sessions.remove(row.id)).toBe(false)
+        expect(yield* sessions.findById(row.id)).toEqual(Option.none())
+        expect(yield* messages.countBySession(row.id)).toBe(0)
+        expect(yield* auth.readCreds).toEqual(Option.none())
+        const sql = yield* SqlClient.SqlClient
+        const history = yield* sql`SELECT * FROM message_status_history WHERE message_id = ${`${row.id}-m1`}`
+        expect(history).toEqual([])
+      }))
+
+    it.effect("sessions: list filters by status, oldest first, pages with a total", () =>
+      Effect.gen(function*() {
+        const sessions = yield* SessionRepo
+        const stopped = [
+          yield* insertSession({ status: "stopped" }),
+          yield* insertSession({ status: "stopped" }),
+          yield* insertSession({ status: "stopped" })
+        ]
+        yield* insertSession({ status: "failed" })
+
+        const all = yield* sessions.list({ status: "stopped" }, Option.none())
+        expect(all).toEqual({ items: stopped, total: 3 })
+        const second = yield* sessions.list({ status: "stopped" }, Option.some({ page: 2, limit: 2, offset: 2 }))
+        expect(second).toEqual({ items: [stopped[2]], total: 3 })
+        const beyond = yield* sessions.list({ status: "stopped" }, Option.some({ page: 5, limit: 2, offset: 8 }))
+        expect(beyond).toEqual({ items: [], total: 3 })
+      }))
+
+    it.effect("auth: creds, keys, Buffer round-trip, clear", () =>
+      Effect.gen(function*() {
+        const { id } = yield* insertSession()
+        const auth = (yield* AuthRepo).forSession(id)
+        expect(yield* auth.readCreds).toEqual(Option.none())
+
+        const creds = { noiseKey: { private: Buffer.from([1, 2, 3]), public: new Uint8Array([250, 251]) }, registered: true }
+        yield* auth.writeCreds(creds)
+        const read = Option.getOrThrow(yield* auth.readCreds) as typeof creds
+        expect(Buffer.isBuffer(read.noiseKey.private)).toBe(true)
+        expect([...read.noiseKey.private]).toEqual([1, 2, 3])
+        expect([...read.noiseKey.public]).toEqual([250, 251])
+        expect(read.registered).toBe(true)
+
+        yield* auth.setKeys({ "pre-key": { "1": { key: Buffer.from("one") }, "2": { key: Buffer.from("two") } } })
+        yield* auth.setKeys({ "pre-key": { "1": null, "2": { key: Buffer.from("deux") } }, session: { a: "state" } })
+        const preKeys = yield* auth.getKeys("pre-key", ["1", "2", "3"])
+        expect(Object.keys(preKeys)).toEqual(["2"])
+        expect((preKeys["2"] as { key: Buffer }).key.toString()).toBe("deux")
+        expect(yield* auth.getKeys("session", ["a"])).toEqual({ a: "state" })
+        expect(yield* auth.getKeys("session", [])).toEqual({})
+
+        yield* auth.clear
+        expect(yield* auth.readCreds).toEqual(Option.none())
+        expect(yield* auth.getKeys("pre-key", ["2"])).toEqual({})
+      }))
+
+    it.effect("auth: setKeys is atomic — a failing change leaves nothing written", () =>
+      Effect.gen(function*() {
+        const { id } = yield* insertSession()
+        const auth = (yield* AuthRepo).forSession(id)
+        yield* auth.setKeys({ "pre-key": { kept: "before" } })
+        // The first type's statements run, then the second type's value cannot be stored.
+        const exit = yield* Effect.exit(auth.setKeys({
+          "pre-key": { kept: null, added: "new" },
+          session: { broken: () => "functions have no JSON form" }
+        }))
+        expect(Exit.isFailure(exit)).toBe(true)
+        expect(yield* auth.getKeys("pre-key", ["kept", "added"])).toEqual({ kept: "before" })
+      }))
+
+    it.effect("messages: statuses only advance, history in order, markSent, listUnsent", () =>
+      Effect.gen(function*() {
+        const { id: sessionId } = yield* insertSession()
+        const messages = yield* MessageRepo
+        yield* messages.insert(message(sessionId, "out-1"))
+        yield* messages.insert(message(sessionId, "out-2", { createdAt: "2024-02-01T00:00:05.000Z" }))
+        yield* messages.insert(message(sessionId, "in-1", { fromMe: false, status: "delivered", ack: 2, engineMessageId: "E-in" }))
+        expect((yield* messages.listUnsent(sessionId)).map((m) => m.id)).toEqual(["out-1", "out-2"])
+
+        const sent = Option.getOrThrow(yield* messages.markSent("out-1", "E-1", "2024-02-01T00:00:01.000Z"))
+        expect(sent.previousStatus).toBe("pending")
+        expect(sent.row).toMatchObject({ status: "sent", ack: 1, engineMessageId: "E-1" })
+        expect(Option.getOrThrow(yield* messages.findByEngineId(sessionId, "E-1")).id).toBe("out-1")
+        expect((yield* messages.listUnsent(sessionId)).map((m) => m.id)).toEqual(["out-2"])
+
+        const read = yield* messages.updateStatus("out-1", "read", "2024-02-01T00:00:03.000Z")
+        expect(Option.map(read, (t) => [t.previousStatus, t.row.status, t.row.ack])).toEqual(Option.some(["sent", "read", 3]))
+        expect(yield* messages.updateStatus("out-1", "delivered", "2024-02-01T00:00:04.000Z")).toEqual(Option.none())
+        expect(yield* messages.updateStatus("out-1", "read", "2024-02-01T00:00:04.000Z")).toEqual(Option.none())
+        expect(yield* messages.updateStatus("missing", "read", "2024-02-01T00:00:04.000Z")).toEqual(Option.none())
+
+        const found = Option.getOrThrow(yield* messages.findById(sessionId, "out-1"))
+        expect(found).toMatchObject({ status: "read", ack: 3, media: null, reactions: [] })
+        expect(found.statusHistory).toEqual([
+          { status: "pending", at: "2024-02-01T00:00:00.000Z" },
+          { status: "sent", at: "2024-02-01T00:00:01.000Z" },
+          { status: "read", at: "2024-02-01T00:00:03.000Z" }
+        ])
+        expect(yield* messages.findById("another-session", "out-1")).toEqual(Option.none())
+
+        const failed = yield* messages.updateStatus("out-2", "failed", "2024-02-01T00:00:06.000Z", { code: "E", message: "no" })
+        expect(Option.map(failed, (t) => t.row.error)).toEqual(Option.some({ code: "E", message: "no" }))
+        expect(yield* messages.updateStatus("out-2", "sent", "2024-02-01T00:00:07.000Z")).toEqual(Option.none())
+      }))
+
+    it.effect("messages: list is newest first, filtered, and pages root records (rule 11)", () =>
+      Effect.gen(function*() {
+        const { id: sessionId } = yield* insertSession()
+        const messages = yield* MessageRepo
+        const at = (minute: number) => `2024-03-01T00:0${minute}:00.000Z`
+        for (const minute of [1, 2, 3, 4, 5]) {
+          const id = `m${minute}`
+          const inbound = minute === 5
+          yield* messages.insert(message(sessionId, id, {
+            timestamp: at(minute),
+            createdAt: at(minute),
+            fromMe: !inbound,
+            status: inbound ? "delivered" : "pending",
+            chatId: minute === 4 ? "other@c.us" : "15550000001@c.us"
+          }))
+          if (inbound) continue
+          // Several history rows per message: a join-then-limit would return fewer messages.
+          yield* messages.markSent(id, `E-${id}`, at(minute))
+          yield* messages.updateStatus(id, "delivered", at(minute))
+        }
+
+        const ids = (page: { readonly items: ReadonlyArray<{ readonly id: string }> }) => page.items.map((m) => m.id)
+        const all = yield* messages.list(sessionId, {}, Option.none())
+        expect([ids(all), all.total]).toEqual([["m5", "m4", "m3", "m2", "m1"], 5])
+
+        const first = yield* messages.list(sessionId, {}, Option.some({ page: 1, limit: 2, offset: 0 }))
+        expect([ids(first), first.total]).toEqual([["m5", "m4"], 5])
+        expect(first.items[0]!.statusHistory.map((h) => h.status)).toEqual(["delivered"])
+        expect(first.items[1]!.statusHistory.map((h) => h.status)).toEqual(["pending", "sent", "delivered"])
+        const third = yield* messages.list(sessionId, {}, Option.some({ page: 3, limit: 2, offset: 4 }))
+        expect([ids(third), third.total]).toEqual([["m1"], 5])
+
+        const list = (filter: Parameters<typeof messages.list>[1]) =>
+          Effect.map(messages.list(sessionId, filter, Option.none()), ids)
+        expect(yield* list({ direction: "in" })).toEqual(["m5"])
+        expect(yield* list({ direction: "out", chatId: "15550000001@c.us" })).toEqual(["m3", "m2", "m1"])
+        expect(yield* list({ since: at(2), until: at(4) })).toEqual(["m4", "m3", "m2"])
+        expect(yield* list({ status: "pending" })).toEqual([])
+        expect(yield* list({ status: "delivered", chatId: "other@c.us" })).toEqual(["m4"])
+        const filtered = yield* messages.list(sessionId, { direction: "out" }, Option.some({ page: 1, limit: 3, offset: 0 }))
+        expect([ids(filtered), filtered.total]).toEqual([["m4", "m3", "m2"], 4])
+      }))
+  })
+})
