@@ -1,0 +1,141 @@
+import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
+import type { Me } from "../../../services/Session.js"
+import { type CloseReason, EngineError, type EngineEvent, type SendTextCommand } from "../../Engine.js"
+import { sandboxMeOf } from "./identity.js"
+import { messagingOf } from "./Messaging.js"
+import { makeSwitchboard } from "./Switchboard.js"
+
+export { sandboxPhoneOf } from "./identity.js"
+
+/**
+ * The simulated WhatsApp network shared by all sandbox sessions of this process. Sessions find
+ * each other by their deterministic sandbox phone numbers; messages and receipts for a session
+ * that is away wait here until it is Ready again. The routing lives in `Switchboard.ts` and
+ * `Messaging.ts`; this module ties it to connection scopes and exposes the injectable faults.
+ */
+
+/** Faults a test (or a curious user) can inject to exercise the runtime's resilience. */
+export interface SandboxFaults {
+  /** The live connection emits `Closed` (by default a retryable `CONNECTION_LOST`) and ends. */
+  readonly dropConnection: (sessionId: string, reason?: CloseReason) => Effect.Effect<void>
+  /** `connect` for the session fails with a transient `CONNECTION_REFUSED` for this long. */
+  readonly refuseConnections: (sessionId: string, duration: Duration.DurationInput) => Effect.Effect<void>
+  /** Status changes scheduled from now on are emitted after this delay. */
+  readonly delayAcks: (duration: Duration.DurationInput) => Effect.Effect<void>
+  /** How many times `connect` succeeded for the session in this process. */
+  readonly connectionCount: (sessionId: string) => Effect.Effect<number>
+  /** Whether the session has a live (not closed) connection, Ready or still linking. */
+  readonly isOnline: (sessionId: string) => Effect.Effect<boolean>
+}
+
+/** A session's presence on the network, held for as long as its connection's scope is open. */
+export interface SandboxLine {
+  readonly me: Me
+  /** Ends after a `Closed` event, or when the connection's scope closes. */
+  readonly events: Stream.Stream<EngineEvent>
+  /** Emits a linking event (`Qr`, `Authenticating`) unless the line has been closed meanwhile. */
+  readonly emit: (event: EngineEvent) => Effect.Effect<void>
+  /** Logged in: emits `Ready`, then everything that waited for the session while it was away. */
+  readonly becomeReady: Effect.Effect<void>
+  /** Completes once `Closed` was emitted (dropped, replaced, logged out, QR expired). */
+  readonly awaitClosed: Effect.Effect<void>
+  /** Emits `Closed` and takes the session offline; `false` when the line was already closed. */
+  readonly close: (reason: CloseReason) => Effect.Effect<boolean>
+  /** Sending an id again is a resend: nothing is delivered twice. */
+  readonly sendText: (command: SendTextCommand) => Effect.Effect<{ readonly engineMessageId: string; readonly timestamp: Date }, EngineError>
+  readonly markRead: (chatId: string, engineMessageIds: ReadonlyArray<string>) => Effect.Effect<void, EngineError>
+}
+
+export interface SandboxNetworkOptions {
+  /** How long after the first QR the simulated phone scans it; 0 = only via a pairing code. */
+  readonly pairDelay: Duration.DurationInput
+  /** Delay before each status change (sent, delivered, read) reaches the sender. */
+  readonly ackDelay?: Duration.DurationInput | undefined
+}
+
+export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<SandboxNetwork, SandboxFaults & {
+  readonly pairDelay: Duration.Duration
+  /** Puts the session on the network (replacing its previous connection) until the scope closes. */
+  readonly attach: (sessionId: string) => Effect.Effect<SandboxLine, EngineError, Scope.Scope>
+}>() {
+  static readonly layer = (options: SandboxNetworkOptions): Layer.Layer<SandboxNetwork> =>
+    Layer.scoped(SandboxNetwork, make(options))
+}
+
+const connectionLost: CloseReason = {
+  kind: "retry",
+  code: "CONNECTION_LOST",
+  message: "sandbox: the connection was dropped (fault injected)"
+}
+
+const make = (options: SandboxNetworkOptions) =>
+  Effect.gen(function*() {
+    const switchboard = yield* makeSwitchboard(Duration.decode(options.ackDelay ?? Duration.zero))
+    const { serialized } = switchboard
+    const messaging = messagingOf(switchboard)
+    const refusedUntil = yield* Ref.make(HashMap.empty<string, number>())
+    const connectionCounts = yield* Ref.make(HashMap.empty<string, number>())
+    const nextLineId = yield* Ref.make(0)
+
+    const refuseIfBlocked = (sessionId: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const until = HashMap.get(yield* Ref.get(refusedUntil), sessionId)
+        if (Option.isSome(until) && now < until.value) {
+          return yield* new EngineError({
+            code: "CONNECTION_REFUSED",
+            message: "sandbox: the network refuses connections for this session for now (fault injected)",
+            transient: true
+          })
+        }
+      })
+
+    const attach = (sessionId: string) =>
+      Effect.gen(function*() {
+        yield* refuseIfBlocked(sessionId)
+        const me = sandboxMeOf(sessionId)
+        const inbox = yield* Queue.unbounded<EngineEvent>()
+        const closed = yield* Deferred.make<void>()
+        const line = { sessionId, lineId: yield* Ref.getAndUpdate(nextLineId, (id) => id + 1), me, inbox, closed }
+        // The queue is shut down only after the line left the switchboard, which is the only
+        // place that offers to it: an offer can never hit a shut-down queue.
+        yield* Effect.acquireRelease(
+          serialized(switchboard.plugIn(line)).pipe(
+            Effect.zipRight(Ref.update(connectionCounts, HashMap.modifyAt(sessionId, (n) => Option.some(Option.getOrElse(n, () => 0) + 1))))
+          ),
+          () => serialized(switchboard.unplug(line)).pipe(Effect.zipRight(Queue.shutdown(inbox)))
+        )
+        return {
+          me,
+          awaitClosed: Deferred.await(closed),
+          events: Stream.fromQueue(inbox).pipe(Stream.takeUntil((event) => event._tag === "Closed")),
+          emit: (event) => serialized(switchboard.emitIfLive(line, event)),
+          becomeReady: serialized(switchboard.becomeReady(line)),
+          close: (reason) => serialized(switchboard.close(line, reason)),
+          sendText: (command) => serialized(messaging.sendText(line, command)),
+          markRead: (chatId, ids) => serialized(messaging.markRead(line, chatId, ids))
+        } satisfies SandboxLine
+      })
+
+    return SandboxNetwork.of({
+      pairDelay: Duration.decode(options.pairDelay),
+      attach,
+      dropConnection: (sessionId, reason = connectionLost) =>
+        serialized(
+          switchboard.liveLine(sessionId).pipe(
+            Effect.flatMap(Option.match({
+              onNone: () => Effect.void,
+              onSome: (line) => Effect.asVoid(switchboard.close(line, reason))
+            }))
+          )
+        ),
+      refuseConnections: (sessionId, duration) =>
+        Clock.currentTimeMillis.pipe(
+          Effect.flatMap((now) => Ref.update(refusedUntil, HashMap.set(sessionId, now + Duration.toMillis(duration))))
+        ),
+      delayAcks: switchboard.setAckDelay,
+      connectionCount: (sessionId) =>
+        Ref.get(connectionCounts).pipe(Effect.map((counts) => Option.getOrElse(HashMap.get(counts, sessionId), () => 0))),
+      isOnline: (sessionId) => serialized(switchboard.liveLine(sessionId)).pipe(Effect.map(Option.isSome))
+    })
+  })

@@ -1,0 +1,198 @@
+import { Chunk, Clock, Deferred, Duration, Effect, HashMap, Option, Queue, Ref, Scope } from "effect"
+import { isStatusAdvance, type MessageStatus } from "../../../services/Message.js"
+import type { Me } from "../../../services/Session.js"
+import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
+
+/**
+ * The routing core of the sandbox network: which session is live, what waits for whom, and
+ * the receipts on their way back. Every operation here runs under the one lock handed out as
+ * `serialized` (callers take it), so "is the recipient Ready?" and "hand it over" can never
+ * interleave with a connect or a disconnect: nothing is lost and nothing arrives twice.
+ */
+
+/** One connection of a session. `lineId` tells a replaced connection from its successor. */
+export interface Line {
+  readonly sessionId: string
+  readonly lineId: number
+  readonly me: Me
+  readonly inbox: Queue.Enqueue<EngineEvent>
+  /** Completed when the line is closed, so its linking fibers stop at once. */
+  readonly closed: Deferred.Deferred<void>
+}
+
+interface LiveLine extends Line {
+  readonly ready: boolean
+}
+
+/** What the network remembers of a message a sandbox session sent, to route its receipts. */
+export interface SentMessage {
+  readonly senderSessionId: string
+  readonly senderPhone: string
+  readonly recipientPhone: string
+  readonly timestamp: Date
+  readonly status: MessageStatus
+}
+
+/** Network work that waits for the ack delay; run one at a time, in the order scheduled. */
+interface ScheduledWork {
+  readonly dueAt: number
+  readonly run: Effect.Effect<void>
+}
+
+const notConnected = new EngineError({
+  code: "NOT_CONNECTED",
+  message: "sandbox: the session is not connected and ready",
+  transient: true
+})
+
+const replaced: CloseReason = {
+  kind: "fatal",
+  code: "CONNECTION_REPLACED",
+  message: "sandbox: another connection for this session was opened"
+}
+
+export type Switchboard = ReturnType<typeof switchboardOf>
+
+export const makeSwitchboard = (initialAckDelay: Duration.Duration): Effect.Effect<Switchboard, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const lock = yield* Effect.makeSemaphore(1)
+    const switchboard = switchboardOf({
+      serialized: lock.withPermits(1),
+      lines: yield* Ref.make(HashMap.empty<string, LiveLine>()),
+      phoneOwners: yield* Ref.make(HashMap.empty<string, string>()),
+      waiting: yield* Ref.make(HashMap.empty<string, Chunk.Chunk<EngineEvent>>()),
+      sentMessages: yield* Ref.make(HashMap.empty<string, SentMessage>()),
+      ackDelay: yield* Ref.make(initialAckDelay),
+      scheduled: yield* Queue.unbounded<ScheduledWork>()
+    })
+    yield* Effect.forkScoped(switchboard.runScheduledWork)
+    return switchboard
+  })
+
+const switchboardOf = (state: {
+  readonly serialized: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly lines: Ref.Ref<HashMap.HashMap<string, LiveLine>>
+  /** Sandbox phones seen in this process, so a message can wait for a session that is away. */
+  readonly phoneOwners: Ref.Ref<HashMap.HashMap<string, string>>
+  /** Events for sessions that are not Ready, in arrival order. */
+  readonly waiting: Ref.Ref<HashMap.HashMap<string, Chunk.Chunk<EngineEvent>>>
+  readonly sentMessages: Ref.Ref<HashMap.HashMap<string, SentMessage>>
+  readonly ackDelay: Ref.Ref<Duration.Duration>
+  readonly scheduled: Queue.Queue<ScheduledWork>
+}) => {
+  const { serialized, lines, phoneOwners, waiting, sentMessages, ackDelay, scheduled } = state
+
+  const liveLine = (sessionId: string) => Ref.get(lines).pipe(Effect.map(HashMap.get(sessionId)))
+
+  /** The line as it is now, if it is still its session's live connection. */
+  const current = (line: Line) =>
+    liveLine(line.sessionId).pipe(Effect.map(Option.filter((live) => live.lineId === line.lineId)))
+
+  const emitIfLive = (line: Line, event: EngineEvent) =>
+    current(line).pipe(Effect.flatMap(Option.match({
+      onNone: () => Effect.void,
+      onSome: (live) => Queue.offer(live.inbox, event)
+    })))
+
+  /** Everything network-made (statuses, echo replies) goes through the FIFO, after the ack delay. */
+  const schedule = (run: Effect.Effect<void>) =>
+    Effect.gen(function*() {
+      const dueAt = (yield* Clock.currentTimeMillis) + Duration.toMillis(yield* Ref.get(ackDelay))
+      yield* Queue.offer(scheduled, { dueAt, run })
+    })
+
+  const runScheduledWork = Queue.take(scheduled).pipe(
+    Effect.flatMap(({ dueAt, run }) =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => now < dueAt ? Effect.sleep(Duration.millis(dueAt - now)) : Effect.void),
+        Effect.zipRight(serialized(run))
+      )
+    ),
+    Effect.forever
+  )
+
+  /** Hands an event to the session now if it is Ready, else keeps it until it is. */
+  const handTo = (sessionId: string, event: EngineEvent): Effect.Effect<void> =>
+    liveLine(sessionId).pipe(Effect.flatMap((live) =>
+      Option.isSome(live) && live.value.ready
+        ? deliver(live.value, event)
+        : Ref.update(waiting, HashMap.modifyAt(sessionId, (events) => Option.some(Chunk.append(Option.getOrElse(events, Chunk.empty), event))))
+    ))
+
+  /** Puts the event on the connection; a message reaching its recipient earns the sender a `delivered`. */
+  const deliver = (line: Line, event: EngineEvent): Effect.Effect<void> =>
+    Queue.offer(line.inbox, event).pipe(
+      Effect.zipRight(event._tag === "MessageReceived" ? acknowledge(event.message.engineMessageId, "delivered") : Effect.void)
+    )
+
+  const acknowledge = (engineMessageId: string, status: MessageStatus) => schedule(applyStatus(engineMessageId, status))
+
+  /** Statuses only move forward, so a repeated `markRead` or a late receipt changes nothing. */
+  const applyStatus = (engineMessageId: string, status: MessageStatus) =>
+    Effect.gen(function*() {
+      const message = HashMap.get(yield* Ref.get(sentMessages), engineMessageId)
+      if (Option.isNone(message) || !isStatusAdvance(message.value.status, status)) return
+      yield* Ref.update(sentMessages, HashMap.set(engineMessageId, { ...message.value, status }))
+      yield* handTo(message.value.senderSessionId, EngineEvent.MessageStatusChanged({ engineMessageId, status }))
+    })
+
+  const close = (line: Line, reason: CloseReason) =>
+    current(line).pipe(Effect.flatMap(Option.match({
+      onNone: () => Effect.succeed(false),
+      onSome: (live) =>
+        Queue.offer(live.inbox, EngineEvent.Closed({ reason })).pipe(
+          Effect.zipRight(Ref.update(lines, HashMap.remove(line.sessionId))),
+          Effect.zipRight(Deferred.succeed(live.closed, undefined)),
+          Effect.as(true)
+        )
+    })))
+
+  const plugIn = (line: Line) =>
+    Effect.gen(function*() {
+      const previous = yield* liveLine(line.sessionId)
+      if (Option.isSome(previous)) yield* close(previous.value, replaced)
+      const live: LiveLine = { ...line, ready: false }
+      yield* Ref.update(lines, HashMap.set(line.sessionId, live))
+      yield* Ref.update(phoneOwners, HashMap.set(line.me.phone, line.sessionId))
+    })
+
+  /** The scope closed: the session is away; whatever arrives for it now waits. */
+  const unplug = (line: Line) =>
+    current(line).pipe(Effect.flatMap(Option.match({
+      onNone: () => Effect.void,
+      onSome: () => Ref.update(lines, HashMap.remove(line.sessionId))
+    })))
+
+  const becomeReady = (line: Line) =>
+    Effect.gen(function*() {
+      const live = yield* current(line)
+      if (Option.isNone(live) || live.value.ready) return
+      const ready: LiveLine = { ...live.value, ready: true }
+      yield* Ref.update(lines, HashMap.set(line.sessionId, ready))
+      yield* Queue.offer(line.inbox, EngineEvent.Ready({ me: line.me }))
+      const held = Option.getOrElse(HashMap.get(yield* Ref.get(waiting), line.sessionId), Chunk.empty)
+      yield* Ref.update(waiting, HashMap.remove(line.sessionId))
+      yield* Effect.forEach(held, (event) => deliver(line, event), { discard: true })
+    })
+
+  const requireReady = (line: Line) =>
+    current(line).pipe(Effect.flatMap((live) => Option.isSome(live) && live.value.ready ? Effect.void : Effect.fail(notConnected)))
+
+  return {
+    serialized,
+    runScheduledWork,
+    phoneOwners,
+    sentMessages,
+    liveLine,
+    emitIfLive,
+    close,
+    plugIn,
+    unplug,
+    becomeReady,
+    requireReady,
+    handTo,
+    schedule,
+    acknowledge,
+    setAckDelay: (duration: Duration.DurationInput) => Ref.set(ackDelay, Duration.decode(duration))
+  }
+}

@@ -1,0 +1,51 @@
+import { createHash, randomBytes } from "node:crypto"
+import { Effect } from "effect"
+import type { Me } from "../../../services/Session.js"
+
+/**
+ * Identities and tokens of the simulated network. Phones and lids are pure functions of the
+ * session id, so a sandbox session keeps its number across restarts and processes; only
+ * one-off tokens (message ids, QR refs, pairing codes) are random.
+ */
+
+/** 999 is an unassigned country calling code: a sandbox number can never reach a real phone. */
+const sandboxCountryCode = "999"
+
+/** Numbers starting with this belong to no sandbox session and answer every message. */
+export const echoPrefix = "1555000"
+
+const digestNumber = (label: string, sessionId: string): bigint =>
+  BigInt("0x" + createHash("sha256").update(`${label}:${sessionId}`).digest("hex").slice(0, 16))
+
+/** `"999"` + 9 digits derived from sha256(sessionId). */
+export const sandboxPhoneOf = (sessionId: string): string =>
+  sandboxCountryCode + (digestNumber("phone", sessionId) % 1_000_000_000n).toString().padStart(9, "0")
+
+/** A 14-digit lid: WhatsApp's privacy id is unrelated to the phone number, so it is derived apart. */
+const sandboxLidOf = (sessionId: string): string =>
+  (10_000_000_000_000n + (digestNumber("lid", sessionId) % 90_000_000_000_000n)).toString()
+
+export const sandboxMeOf = (sessionId: string): Me => {
+  const phone = sandboxPhoneOf(sessionId)
+  return {
+    id: `${phone}@c.us`,
+    phone,
+    lid: `${sandboxLidOf(sessionId)}@lid`,
+    pushName: `Sandbox ${phone.slice(-4)}`
+  }
+}
+
+export const isEchoPhone = (phone: string): boolean => phone.startsWith(echoPrefix)
+
+/** Like WhatsApp's own ids: a fixed prefix and random uppercase hex ("SB" + 20 hex digits). */
+export const newSandboxMessageId = (): string => "SB" + randomBytes(10).toString("hex").toUpperCase()
+
+export const newQrRef: Effect.Effect<string> = Effect.sync(() => randomBytes(12).toString("base64url"))
+
+const pairingAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789"
+
+/** `XXXX-XXXX` of uppercase letters and digits, the shape WhatsApp shows for linking by number. */
+export const newPairingCode: Effect.Effect<string> = Effect.sync(() => {
+  const chars = Array.from(randomBytes(8), (byte) => pairingAlphabet[byte % pairingAlphabet.length]!)
+  return `${chars.slice(0, 4).join("")}-${chars.slice(4).join("")}`
+})

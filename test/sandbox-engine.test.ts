@@ -1,0 +1,371 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Ref, Scope, Stream, TestClock } from "effect"
+import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.js"
+import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
+import { type SandboxFaults, SandboxNetwork, type SandboxNetworkOptions, sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
+
+// --- harness -----------------------------------------------------------------------------
+
+const sandbox = (options: SandboxNetworkOptions) =>
+  SandboxEngineLive.pipe(Layer.provideMerge(SandboxNetwork.layer(options)))
+
+/** The real store is someone else's; an in-memory AuthState is all the engine needs. */
+const makeAuth = (initialCreds: Option.Option<unknown> = Option.none()) =>
+  Effect.gen(function*() {
+    const creds = yield* Ref.make(initialCreds)
+    const keys = yield* Ref.make(new Map<string, unknown>())
+    const auth: AuthState = {
+      readCreds: Ref.get(creds),
+      writeCreds: (value) => Ref.set(creds, Option.some(value)),
+      getKeys: (type, ids) =>
+        Ref.get(keys).pipe(Effect.map((all) =>
+          Object.fromEntries(ids.flatMap((id) => all.has(`${type}/${id}`) ? [[id, all.get(`${type}/${id}`)]] : []))
+        )),
+      setKeys: (changes) =>
+        Ref.update(keys, (all) => {
+          const next = new Map(all)
+          for (const [type, byId] of Object.entries(changes)) {
+            for (const [id, value] of Object.entries(byId)) {
+              if (value === null) next.delete(`${type}/${id}`)
+              else next.set(`${type}/${id}`, value)
+            }
+          }
+          return next
+        }),
+      clear: Ref.set(creds, Option.none()).pipe(Effect.zipRight(Ref.set(keys, new Map())))
+    }
+    return { auth, creds }
+  })
+
+const linkedAuth = makeAuth(Option.some({ phone: "linked-before" })).pipe(Effect.map(({ auth }) => auth))
+
+/** Connects in a scope of its own, so a test can take the session offline by closing it. */
+const openSession = (sessionId: string, auth?: AuthState) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const authState = auth ?? (yield* linkedAuth)
+    const scope = yield* Scope.make()
+    const connection = yield* engine.connect({ sessionId, auth: authState, proxyUrl: Option.none() }).pipe(Scope.extend(scope))
+    const events = yield* Queue.unbounded<EngineEvent>()
+    const ended = yield* Deferred.make<void>()
+    yield* connection.events.pipe(
+      Stream.runForEach((event) => Queue.offer(events, event)),
+      Effect.zipRight(Deferred.succeed(ended, undefined)),
+      Effect.forkScoped
+    )
+    return {
+      sessionId,
+      phone: sandboxPhoneOf(sessionId),
+      chatId: `${sandboxPhoneOf(sessionId)}@c.us`,
+      connection,
+      events,
+      ended,
+      nextEvent: Queue.take(events),
+      send: (chatId: string, text: string) =>
+        connection.sendText({ engineMessageId: engine.newMessageId(), chatId, text }),
+      goOffline: Scope.close(scope, Exit.void)
+    }
+  })
+
+type TestSession = Effect.Effect.Success<ReturnType<typeof openSession>>
+
+/** Waits for the next event of that kind, skipping others (QRs, status noise). */
+const waitFor = <Tag extends EngineEvent["_tag"]>(session: TestSession, tag: Tag) =>
+  Effect.gen(function*() {
+    while (true) {
+      const event = yield* session.nextEvent
+      if (event._tag === tag) return event as Extract<EngineEvent, { _tag: Tag }>
+    }
+  })
+
+const openReady = (sessionId: string) =>
+  openSession(sessionId).pipe(Effect.tap((session) => waitFor(session, "Ready")))
+
+const statusOf = (event: EngineEvent) =>
+  event._tag === "MessageStatusChanged" ? `${event.engineMessageId}:${event.status}` : event._tag
+
+/** Lets the network's fibers run to completion, then says what is still unread. */
+const drained = (session: TestSession) =>
+  TestClock.adjust(Duration.millis(1)).pipe(
+    Effect.zipRight(Queue.takeAll(session.events)),
+    Effect.map(Chunk.toReadonlyArray)
+  )
+
+const faults = SandboxNetwork.pipe(Effect.map((network): SandboxFaults => network))
+
+// --- tests ---------------------------------------------------------------------------------
+
+describe("sandbox identity", () => {
+  it("derives a stable 999 number and profile from the session id", () => {
+    expect(sandboxPhoneOf("alice")).toMatch(/^999\d{9}$/)
+    expect(sandboxPhoneOf("alice")).toBe(sandboxPhoneOf("alice"))
+    expect(sandboxPhoneOf("alice")).not.toBe(sandboxPhoneOf("bob"))
+  })
+
+  it.scoped("reports that identity in Ready", () =>
+    Effect.gen(function*() {
+      const alice = yield* openSession("alice")
+      const ready = yield* waitFor(alice, "Ready")
+      const phone = sandboxPhoneOf("alice")
+      expect(ready.me).toMatchObject({ id: `${phone}@c.us`, phone, pushName: `Sandbox ${phone.slice(-4)}` })
+      expect(ready.me.lid).toMatch(/^\d{12,15}@lid$/)
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+})
+
+describe("linking", () => {
+  it.scoped("shows a QR, then links by itself after pairDelay and stores creds", () =>
+    Effect.gen(function*() {
+      const { auth, creds } = yield* makeAuth()
+      const alice = yield* openSession("alice", auth)
+      const qr = yield* alice.nextEvent
+      expect(qr._tag).toBe("Qr")
+      if (qr._tag !== "Qr") return
+      expect(qr.qr).toMatch(/^sandbox:alice:.+/)
+      expect(qr.expiresAt.getTime()).toBe(60_000)
+
+      yield* TestClock.adjust("5 seconds")
+      expect((yield* alice.nextEvent)._tag).toBe("Authenticating")
+      const ready = yield* alice.nextEvent
+      expect(ready._tag).toBe("Ready")
+      expect(yield* Ref.get(creds)).toEqual(Option.some({ phone: alice.phone, linkedAt: new Date(5_000).toISOString() }))
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("is Ready at once, without a QR, when creds are stored", () =>
+    Effect.gen(function*() {
+      const alice = yield* openSession("alice")
+      expect((yield* alice.nextEvent)._tag).toBe("Ready")
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("rotates QRs like WhatsApp and gives up after five", () =>
+    Effect.gen(function*() {
+      const alice = yield* openSession("alice", (yield* makeAuth()).auth)
+      const expiries: Array<number> = []
+      for (const lifetime of [60, 20, 20, 20, 20]) {
+        const qr = yield* alice.nextEvent
+        if (qr._tag !== "Qr") throw new Error(`expected a QR, got ${qr._tag}`)
+        expiries.push(qr.expiresAt.getTime())
+        yield* TestClock.adjust(Duration.seconds(lifetime))
+      }
+      expect(expiries).toEqual([60_000, 80_000, 100_000, 120_000, 140_000])
+      expect(yield* alice.nextEvent).toMatchObject({ _tag: "Closed", reason: { kind: "fatal", code: "QR_EXPIRED" } })
+      yield* Deferred.await(alice.ended)
+    }).pipe(Effect.provide(sandbox({ pairDelay: 0 }))))
+
+  it.scoped("links through a pairing code when pairDelay is 0", () =>
+    Effect.gen(function*() {
+      const { auth, creds } = yield* makeAuth()
+      const alice = yield* openSession("alice", auth)
+      expect((yield* alice.nextEvent)._tag).toBe("Qr")
+      yield* TestClock.adjust("30 seconds")
+      expect(yield* drained(alice)).toHaveLength(0) // no automatic scan
+
+      const code = yield* alice.connection.requestPairingCode("+15551234567")
+      expect(code).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/)
+      yield* TestClock.adjust("200 millis")
+      expect((yield* alice.nextEvent)._tag).toBe("Authenticating")
+      expect((yield* alice.nextEvent)._tag).toBe("Ready")
+      expect(Option.isSome(yield* Ref.get(creds))).toBe(true)
+
+      const again = yield* Effect.flip(alice.connection.requestPairingCode("+15551234567"))
+      expect(again.code).toBe("NOT_LINKING")
+    }).pipe(Effect.provide(sandbox({ pairDelay: 0 }))))
+
+  it.scoped("logout closes with logged_out and wipes the creds", () =>
+    Effect.gen(function*() {
+      const { auth, creds } = yield* makeAuth(Option.some({ phone: "x" }))
+      const alice = yield* openSession("alice", auth)
+      yield* waitFor(alice, "Ready")
+      yield* alice.connection.logout
+      expect(yield* alice.nextEvent).toMatchObject({ _tag: "Closed", reason: { kind: "logged_out", code: "LOGGED_OUT" } })
+      yield* Deferred.await(alice.ended)
+      expect(yield* Ref.get(creds)).toEqual(Option.none())
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+})
+
+describe("messaging", () => {
+  it.scoped("two sessions exchange a message: sent → delivered → read", () =>
+    Effect.gen(function*() {
+      const alice = yield* openReady("alice")
+      const bob = yield* openReady("bob")
+
+      const { engineMessageId, timestamp } = yield* alice.send(bob.chatId, "hi bob")
+      expect(engineMessageId).toMatch(/^SB[0-9A-F]{20}$/)
+
+      const received = yield* waitFor(bob, "MessageReceived")
+      expect(received.message).toEqual({
+        engineMessageId,
+        chatId: alice.chatId,
+        from: alice.chatId,
+        type: "text",
+        text: "hi bob",
+        timestamp
+      })
+      expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:sent`)
+      expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:delivered`)
+
+      yield* bob.connection.markRead(alice.chatId, [engineMessageId])
+      expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:read`)
+      // Reading twice, or from the wrong chat, changes nothing.
+      yield* bob.connection.markRead(alice.chatId, [engineMessageId])
+      yield* bob.connection.markRead("15550009999@c.us", [engineMessageId])
+      expect(yield* drained(alice)).toHaveLength(0)
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("refuses to send before the session is Ready", () =>
+    Effect.gen(function*() {
+      const alice = yield* openSession("alice", (yield* makeAuth()).auth)
+      const error = yield* Effect.flip(alice.send("15550001234@c.us", "too early"))
+      expect(error).toMatchObject({ code: "NOT_CONNECTED", transient: true })
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("keeps a message for an offline recipient and delivers it once on reconnect", () =>
+    Effect.gen(function*() {
+      const bobBefore = yield* openReady("bob")
+      yield* bobBefore.goOffline
+      expect(yield* (yield* faults).isOnline("bob")).toBe(false)
+
+      const alice = yield* openReady("alice")
+      const { engineMessageId } = yield* alice.send(bobBefore.chatId, "are you there?")
+      expect((yield* drained(alice)).map(statusOf)).toEqual([`${engineMessageId}:sent`])
+
+      const bob = yield* openSession("bob")
+      expect((yield* bob.nextEvent)._tag).toBe("Ready")
+      expect(yield* bob.nextEvent).toMatchObject({ _tag: "MessageReceived", message: { engineMessageId, text: "are you there?" } })
+      expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:delivered`)
+
+      yield* bob.goOffline
+      const bobAgain = yield* openSession("bob")
+      expect((yield* bobAgain.nextEvent)._tag).toBe("Ready")
+      expect(yield* drained(bobAgain)).toHaveLength(0) // never twice
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("keeps status changes for an offline sender until it is back", () =>
+    Effect.gen(function*() {
+      const network = yield* faults
+      const alice = yield* openReady("alice")
+      const bob = yield* openReady("bob")
+      yield* network.delayAcks("10 seconds")
+      const { engineMessageId } = yield* alice.send(bob.chatId, "read me later")
+      yield* waitFor(bob, "MessageReceived")
+      yield* alice.goOffline
+      yield* bob.connection.markRead(alice.chatId, [engineMessageId])
+      yield* TestClock.adjust("10 seconds")
+
+      const aliceBack = yield* openSession("alice")
+      expect((yield* aliceBack.nextEvent)._tag).toBe("Ready")
+      const statuses = [yield* aliceBack.nextEvent, yield* aliceBack.nextEvent, yield* aliceBack.nextEvent]
+      expect(statuses.map(statusOf)).toEqual(["sent", "delivered", "read"].map((s) => `${engineMessageId}:${s}`))
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("an echo contact acknowledges and answers with the same text", () =>
+    Effect.gen(function*() {
+      const alice = yield* openReady("alice")
+      const { engineMessageId } = yield* alice.send("15550001234@c.us", "ping")
+      const events = [yield* alice.nextEvent, yield* alice.nextEvent, yield* alice.nextEvent]
+      expect(events.map(statusOf)).toEqual(["sent", "delivered", "read"].map((s) => `${engineMessageId}:${s}`))
+      expect(yield* alice.nextEvent).toMatchObject({
+        _tag: "MessageReceived",
+        message: { chatId: "15550001234@c.us", from: "15550001234@c.us", type: "text", text: "ping" }
+      })
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("a message to a number nobody owns stays at sent", () =>
+    Effect.gen(function*() {
+      const alice = yield* openReady("alice")
+      const { engineMessageId } = yield* alice.send("4915112345678@c.us", "hello?")
+      yield* TestClock.adjust("1 minute")
+      expect((yield* drained(alice)).map(statusOf)).toEqual([`${engineMessageId}:sent`])
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("sending the same id again is a resend, not a second message", () =>
+    Effect.gen(function*() {
+      const engine = yield* Engine
+      const alice = yield* openReady("alice")
+      const bob = yield* openReady("bob")
+      const command = { engineMessageId: engine.newMessageId(), chatId: bob.chatId, text: "once" }
+      const first = yield* alice.connection.sendText(command)
+      const second = yield* alice.connection.sendText(command)
+      expect(second).toEqual(first)
+      const received = (yield* drained(bob)).filter((event) => event._tag === "MessageReceived")
+      expect(received).toHaveLength(1)
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("delayAcks holds status changes back for that long", () =>
+    Effect.gen(function*() {
+      yield* (yield* faults).delayAcks("3 seconds")
+      const alice = yield* openReady("alice")
+      const bob = yield* openReady("bob")
+      const { engineMessageId } = yield* alice.send(bob.chatId, "slow")
+      yield* waitFor(bob, "MessageReceived")
+      yield* TestClock.adjust("2 seconds")
+      expect(yield* drained(alice)).toHaveLength(0)
+      yield* TestClock.adjust("1 second")
+      expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:sent`)
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+})
+
+describe("faults and connection lifetime", () => {
+  it.scoped("dropConnection closes the live connection with a retryable reason", () =>
+    Effect.gen(function*() {
+      const network = yield* faults
+      const alice = yield* openReady("alice")
+      yield* network.dropConnection("alice")
+      expect(yield* alice.nextEvent).toMatchObject({ _tag: "Closed", reason: { kind: "retry", code: "CONNECTION_LOST" } })
+      yield* Deferred.await(alice.ended)
+      expect(yield* network.isOnline("alice")).toBe(false)
+      const error = yield* Effect.flip(alice.send("15550001234@c.us", "lost"))
+      expect(error.code).toBe("NOT_CONNECTED")
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("a connection dropped while linking stops linking and writes no creds", () =>
+    Effect.gen(function*() {
+      const network = yield* faults
+      const { auth, creds } = yield* makeAuth()
+      const alice = yield* openSession("alice", auth)
+      expect((yield* alice.nextEvent)._tag).toBe("Qr")
+      yield* network.dropConnection("alice")
+      expect((yield* alice.nextEvent)._tag).toBe("Closed")
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* Ref.get(creds)).toEqual(Option.none())
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("refuseConnections makes connect fail until the time has passed", () =>
+    Effect.gen(function*() {
+      const network = yield* faults
+      yield* network.refuseConnections("alice", "10 seconds")
+      const refused = yield* Effect.flip(openSession("alice"))
+      expect(refused).toMatchObject({ code: "CONNECTION_REFUSED", transient: true })
+      expect(yield* network.connectionCount("alice")).toBe(0)
+
+      yield* TestClock.adjust("10 seconds")
+      yield* openReady("alice")
+      expect(yield* network.connectionCount("alice")).toBe(1)
+      expect(yield* network.isOnline("alice")).toBe(true)
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("a second connect replaces the first, which closes as CONNECTION_REPLACED", () =>
+    Effect.gen(function*() {
+      const network = yield* faults
+      const first = yield* openReady("alice")
+      const second = yield* openReady("alice")
+      expect(yield* first.nextEvent).toMatchObject({ _tag: "Closed", reason: { kind: "fatal", code: "CONNECTION_REPLACED" } })
+      yield* Deferred.await(first.ended)
+      expect(yield* network.connectionCount("alice")).toBe(2)
+
+      // The old scope closing later must not take the new connection offline.
+      yield* first.goOffline
+      expect(yield* network.isOnline("alice")).toBe(true)
+      const bob = yield* openReady("bob")
+      yield* bob.send(second.chatId, "to the new one")
+      expect(yield* waitFor(second, "MessageReceived")).toMatchObject({ message: { text: "to the new one" } })
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("closing the connection's scope ends its event stream", () =>
+    Effect.gen(function*() {
+      const network = yield* faults
+      const alice = yield* openReady("alice")
+      yield* alice.goOffline
+      yield* Deferred.await(alice.ended)
+      expect(yield* network.isOnline("alice")).toBe(false)
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+})
