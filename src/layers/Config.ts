@@ -1,0 +1,66 @@
+import { Config, ConfigProvider, Context, Duration, Effect, Layer, LogLevel, Option, Redacted } from "effect"
+import * as path from "node:path"
+import type { ReconnectSettings } from "../runtime/ReconnectPolicy.js"
+
+/**
+ * Every setting of the gateway, read from the environment in this one place. Secrets are
+ * `Redacted` so they never reach a log line by accident.
+ */
+export interface Settings {
+  readonly port: number
+  readonly host: string
+  readonly dataDir: string
+  readonly databaseUrl: string
+  readonly engine: "sandbox" | "baileys"
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  readonly sandboxPairDelay: Duration.Duration
+  readonly reconnect: ReconnectSettings
+  readonly logLevel: LogLevel.LogLevel
+  readonly logFormat: "json" | "pretty"
+}
+
+const millis = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: `${name} must be a number of milliseconds ≥ 0`, validation: (n) => n >= 0 }),
+    Config.withDefault(fallback),
+    Config.map(Duration.millis)
+  )
+
+export const settingsConfig: Config.Config<Settings> = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(2785)),
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+  databaseUrl: Config.option(Config.string("DATABASE_URL")),
+  engine: Config.literal("sandbox", "baileys")("ENGINE").pipe(Config.withDefault("sandbox" as const)),
+  apiKey: Config.option(Config.redacted("API_KEY")).pipe(
+    Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))
+  ),
+  sandboxPairDelay: millis("SANDBOX_PAIR_DELAY_MS", 1500),
+  reconnect: Config.all({
+    initialDelay: millis("RECONNECT_INITIAL_DELAY_MS", 1_000),
+    maxDelay: millis("RECONNECT_MAX_DELAY_MS", 60_000),
+    maxAttempts: Config.integer("RECONNECT_MAX_ATTEMPTS").pipe(Config.withDefault(10)),
+    healthyAfter: millis("RECONNECT_HEALTHY_AFTER_MS", 30_000)
+  }),
+  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("pretty" as const))
+}).pipe(
+  Config.map(({ databaseUrl, dataDir, ...rest }) => ({
+    ...rest,
+    dataDir,
+    databaseUrl: Option.getOrElse(databaseUrl, () => `sqlite:${path.join(dataDir, "switchboard.db")}`)
+  }))
+)
+
+export class AppSettings extends Context.Tag("switchboard/Settings")<AppSettings, Settings>() {
+  static readonly fromEnv = Layer.effect(AppSettings, settingsConfig)
+  static readonly layer = (settings: Settings) => Layer.succeed(AppSettings, settings)
+}
+
+/** Settings for tests and embedding: the defaults, with overrides. */
+export const defaultSettings = (overrides: Partial<Settings> = {}): Effect.Effect<Settings> =>
+  settingsConfig.pipe(
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map())),
+    Effect.orDie,
+    Effect.map((defaults) => ({ ...defaults, ...overrides }))
+  )

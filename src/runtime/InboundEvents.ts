@@ -1,0 +1,104 @@
+import { Effect, Option } from "effect"
+import { MessageRepo } from "../layers/store/MessageRepo.js"
+import { SessionRepo } from "../layers/store/SessionRepo.js"
+import { Events, makeEvent } from "../services/Events.js"
+import { uuidv7 } from "../services/Ids.js"
+import type { LastError, SessionStatus } from "../services/Session.js"
+import type { EngineEvent, InboundMessage } from "./Engine.js"
+
+export interface InboundContext {
+  readonly sessionId: string
+  readonly setStatus: (next: SessionStatus, error?: Omit<LastError, "at">) => Effect.Effect<void>
+  readonly showQr: (qr: { readonly qr: string; readonly expiresAt: Date }) => Effect.Effect<void>
+  readonly markReady: Effect.Effect<void>
+}
+
+/**
+ * Maps what an engine reports to the session's state, the Store and domain events. The Store
+ * is written first, so that everything published can be read back.
+ */
+export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =>
+  Effect.gen(function*() {
+    switch (event._tag) {
+      case "Qr":
+        return yield* context.showQr({ qr: event.qr, expiresAt: event.expiresAt })
+      case "Authenticating":
+        return yield* context.setStatus("authenticating")
+      case "Ready": {
+        const sessions = yield* SessionRepo
+        const { phone, pushName, lid } = event.me
+        yield* sessions.update(context.sessionId, { phone, pushName, lid })
+        return yield* context.markReady
+      }
+      case "MessageReceived":
+        return yield* storeInbound(context.sessionId, event.message)
+      case "MessageStatusChanged":
+        return yield* applyStatus(context.sessionId, event)
+      case "Closed":
+        return
+    }
+  })
+
+const storeInbound = (sessionId: string, inbound: InboundMessage) =>
+  Effect.gen(function*() {
+    const messages = yield* MessageRepo
+    const events = yield* Events
+    // Engines may hand over the same message again after a reconnect.
+    if (Option.isSome(yield* messages.findByEngineId(sessionId, inbound.engineMessageId))) return
+    const sessions = yield* SessionRepo
+    const me = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.phone)
+    const id = uuidv7()
+    const at = new Date().toISOString()
+    yield* messages.insert({
+      id,
+      sessionId,
+      chatId: inbound.chatId,
+      from: inbound.from,
+      to: Option.match(me, { onNone: () => "", onSome: (phone) => `${phone}@c.us` }),
+      fromMe: false,
+      type: inbound.type,
+      text: inbound.text,
+      caption: null,
+      status: "delivered",
+      ack: 2,
+      error: null,
+      engineMessageId: inbound.engineMessageId,
+      quotedMessageId: null,
+      batchId: null,
+      timestamp: inbound.timestamp.toISOString(),
+      createdAt: at,
+      updatedAt: at
+    })
+    const message = yield* messages.findById(sessionId, id)
+    if (Option.isSome(message)) {
+      yield* events.publish(makeEvent("message.received", sessionId, { message: message.value }))
+    }
+  })
+
+const applyStatus = (
+  sessionId: string,
+  event: Extract<EngineEvent, { _tag: "MessageStatusChanged" }>
+) =>
+  Effect.gen(function*() {
+    const messages = yield* MessageRepo
+    const events = yield* Events
+    const row = yield* messages.findByEngineId(sessionId, event.engineMessageId)
+    if (Option.isNone(row)) return yield* Effect.logDebug("status for an unknown message", event.engineMessageId)
+    const changed = yield* messages.updateStatus(row.value.id, event.status, new Date().toISOString(), event.error)
+    if (Option.isNone(changed)) return
+    const { previousStatus, row: updated } = changed.value
+    yield* events.publish(makeEvent("message.ack", sessionId, {
+      messageId: updated.id,
+      chatId: updated.chatId,
+      status: updated.status,
+      ack: updated.ack,
+      previousStatus
+    }))
+    if (updated.status === "failed") {
+      yield* events.publish(makeEvent("message.failed", sessionId, {
+        messageId: updated.id,
+        chatId: updated.chatId,
+        error: updated.error
+      }))
+    }
+  })

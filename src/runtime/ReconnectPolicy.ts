@@ -1,0 +1,29 @@
+import { Duration, Schedule } from "effect"
+
+export interface ReconnectSettings {
+  /** Delay before the first reconnect attempt. */
+  readonly initialDelay: Duration.Duration
+  /** No delay grows beyond this. */
+  readonly maxDelay: Duration.Duration
+  /** Attempts in a row before the session gives up (`failed`, `RECONNECT_EXHAUSTED`). */
+  readonly maxAttempts: number
+  /** A connection that stayed ready this long resets the attempt budget. */
+  readonly healthyAfter: Duration.Duration
+}
+
+/**
+ * Exponential backoff, capped, with jitter drawn below the cap so that many sessions dropped
+ * at once (a network blip) do not reconnect in lockstep. Ends after `maxAttempts` recurrences.
+ */
+export const reconnectSchedule = (settings: ReconnectSettings) =>
+  Schedule.exponential(settings.initialDelay, 2).pipe(
+    Schedule.modifyDelay((_, delay) => Duration.min(delay, settings.maxDelay)),
+    Schedule.jitteredWith({ min: 0.5, max: 1 }),
+    Schedule.intersect(Schedule.recurs(settings.maxAttempts))
+  )
+
+/** How the supervisor restarts an actor that crashed: quickly at first, at most once a minute. */
+export const actorRestartSchedule = Schedule.exponential("500 millis", 2).pipe(
+  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.minutes(1))),
+  Schedule.jittered
+)

@@ -1,0 +1,242 @@
+import { Clock, Data, Deferred, Duration, Effect, Fiber, Mailbox, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { AuthRepo } from "../layers/store/AuthRepo.js"
+import { MessageRepo } from "../layers/store/MessageRepo.js"
+import { SessionRepo } from "../layers/store/SessionRepo.js"
+import { Conflict, EngineFailure } from "../services/Errors.js"
+import { Events, makeEvent } from "../services/Events.js"
+import type { LastError, SessionStatus } from "../services/Session.js"
+import type { CloseReason, EngineConnection, EngineEvent } from "./Engine.js"
+import { Engine } from "./Engine.js"
+import { handleEngineEvent } from "./InboundEvents.js"
+import { runOutbound } from "./OutboundSender.js"
+import { reconnectSchedule, type ReconnectSettings } from "./ReconnectPolicy.js"
+
+/** What the rest of the gateway may observe of a running session. */
+export interface ActorState {
+  readonly status: SessionStatus
+  readonly qr: Option.Option<{ readonly qr: string; readonly expiresAt: Date }>
+  readonly lastError: LastError | null
+}
+
+export type ActorCommand = Data.TaggedEnum<{
+  /** A stored `pending` message is waiting to go out. */
+  Send: { readonly messageId: string }
+  /** Drop the connection and link again from scratch, without passing through `stopped`. */
+  Restart: {}
+  Stop: { readonly done: Deferred.Deferred<void> }
+  Logout: { readonly done: Deferred.Deferred<void> }
+  RequestPairingCode: {
+    readonly phoneNumber: string
+    readonly reply: Deferred.Deferred<string, Conflict | EngineFailure>
+  }
+  MarkRead: {
+    readonly chatId: string
+    readonly engineMessageIds: ReadonlyArray<string>
+    readonly reply: Deferred.Deferred<void, Conflict | EngineFailure>
+  }
+  /** Internal: the link loop reached a terminal status (generation guards against stale news). */
+  LinkEnded: { readonly generation: number }
+}>
+export const ActorCommand = Data.taggedEnum<ActorCommand>()
+
+/**
+ * The identity of a session process: its mailbox and observable state. They outlive a crash
+ * of the actor's fiber, so a restarted actor picks up where the old one left off.
+ */
+export interface SessionActorHandle {
+  readonly sessionId: string
+  readonly mailbox: Mailbox.Mailbox<ActorCommand>
+  readonly state: SubscriptionRef.SubscriptionRef<ActorState>
+}
+
+export const makeHandle = (sessionId: string, status: SessionStatus, lastError: LastError | null) =>
+  Effect.gen(function*() {
+    return {
+      sessionId,
+      mailbox: yield* Mailbox.make<ActorCommand>(),
+      state: yield* SubscriptionRef.make<ActorState>({ status, qr: Option.none(), lastError })
+    } satisfies SessionActorHandle
+  })
+
+interface LinkOutcome {
+  readonly reason: CloseReason
+  readonly wasHealthy: boolean
+}
+
+/** How many immediate reconnects a server may ask for in a row before they count as failures. */
+const MAX_IMMEDIATE_RESTARTS = 3
+
+/**
+ * One session's process. Reads commands from its mailbox; a child fiber owns the engine
+ * connection and reconnects on the backoff schedule; another sends queued messages when the
+ * session is ready. Returns when the session reaches a status in which it no longer runs
+ * (`stopped`, `logged_out`, `failed`). Every status change is persisted, then published.
+ */
+export const runSessionActor = (handle: SessionActorHandle, reconnect: ReconnectSettings) =>
+  Effect.gen(function*() {
+    const { sessionId, mailbox, state } = handle
+    const engine = yield* Engine
+    const sessions = yield* SessionRepo
+    const messages = yield* MessageRepo
+    const events = yield* Events
+    const auth = (yield* AuthRepo).forSession(sessionId)
+    const connection = yield* Ref.make(Option.none<EngineConnection>())
+
+    const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+    const setStatus = (next: SessionStatus, error?: Omit<LastError, "at">) =>
+      Effect.gen(function*() {
+        const previous = yield* SubscriptionRef.get(state)
+        if (previous.status === next && error === undefined) return
+        const lastError = error === undefined ? previous.lastError : { ...error, at: yield* nowIso }
+        yield* sessions.update(sessionId, { status: next, lastError })
+        yield* SubscriptionRef.set(state, {
+          status: next,
+          qr: next === "qr_ready" ? previous.qr : Option.none(),
+          lastError
+        })
+        yield* events.publish(makeEvent("session.status", sessionId, {
+          status: next,
+          previousStatus: previous.status,
+          reason: error?.code ?? null
+        }))
+      })
+
+    const onEvent = (readySince: Ref.Ref<Option.Option<number>>) => (event: EngineEvent) =>
+      handleEngineEvent(event, {
+        sessionId,
+        setStatus,
+        showQr: (qr) =>
+          Effect.zipRight(
+            SubscriptionRef.update(state, (s) => ({ ...s, qr: Option.some(qr) })),
+            Effect.zipRight(
+              setStatus("qr_ready"),
+              events.publish(makeEvent("session.qr", sessionId, { qr: qr.qr, expiresAt: qr.expiresAt.toISOString() }))
+            )
+          ),
+        markReady: Effect.zipRight(
+          Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(readySince, Option.some(now))),
+          setStatus("ready")
+        )
+      })
+
+    /** One connection, from connect to close. Never fails: a failed connect is an outcome too. */
+    const linkOnce = Effect.scoped(
+      Effect.gen(function*() {
+        const proxyUrl = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.proxyUrl)
+        const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl }))
+        if (connected._tag === "Left") {
+          const { code, message, transient } = connected.left
+          return { reason: { kind: transient ? "retry" : "fatal", code, message }, wasHealthy: false } as const
+        }
+        const conn = connected.right
+        // Published at once: pairing codes and logout need the connection before it is ready.
+        yield* Ref.set(connection, Option.some(conn))
+        yield* Effect.addFinalizer(() => Ref.set(connection, Option.none()))
+        const readySince = yield* Ref.make(Option.none<number>())
+        let reason: CloseReason = { kind: "retry", code: "CONNECTION_ENDED", message: "the connection ended without a reason" }
+        const handle = onEvent(readySince)
+        yield* conn.events.pipe(
+          Stream.takeUntil((event) => event._tag === "Closed"),
+          Stream.runForEach((event) =>
+            event._tag === "Closed" ? Effect.sync(() => void (reason = event.reason)) : handle(event)
+          )
+        )
+        const since = yield* Ref.get(readySince)
+        const now = yield* Clock.currentTimeMillis
+        const wasHealthy = Option.isSome(since) && now - since.value >= Duration.toMillis(reconnect.healthyAfter)
+        return { reason, wasHealthy } satisfies LinkOutcome
+      })
+    )
+
+    /** Links, and relinks on the schedule, until a terminal outcome. */
+    const linkLoop = (generation: number) =>
+      Effect.gen(function*() {
+        const driver = yield* Schedule.driver(reconnectSchedule(reconnect))
+        let immediateRestarts = 0
+        yield* setStatus("initializing")
+        while (true) {
+          const { reason, wasHealthy } = yield* linkOnce
+          const error = { code: reason.code, message: reason.message }
+          if (reason.kind === "logged_out") {
+            yield* auth.clear
+            return yield* setStatus("logged_out", error)
+          }
+          if (reason.kind === "fatal") return yield* setStatus("failed", error)
+          if (reason.kind === "restart" && ++immediateRestarts <= MAX_IMMEDIATE_RESTARTS) continue
+          immediateRestarts = 0
+          if (wasHealthy) yield* driver.reset
+          yield* setStatus("disconnected", error)
+          const exhausted = yield* driver.next(undefined).pipe(Effect.as(false), Effect.orElseSucceed(() => true))
+          if (exhausted) {
+            return yield* setStatus("failed", {
+              code: "RECONNECT_EXHAUSTED",
+              message: `gave up after ${reconnect.maxAttempts} reconnect attempts (last: ${reason.code}: ${reason.message})`
+            })
+          }
+        }
+      }).pipe(Effect.zipRight(mailbox.offer(ActorCommand.LinkEnded({ generation }))))
+
+    const outbound = yield* runOutbound({ sessionId, state, connection, messages, events })
+    for (const row of yield* messages.listUnsent(sessionId)) yield* outbound.enqueue(row.id)
+
+    let generation = 0
+    const startLink = Effect.suspend(() => Effect.forkScoped(linkLoop(++generation)))
+    let link = yield* startLink
+
+    while (true) {
+      const command = yield* mailbox.take.pipe(Effect.orElseSucceed(() => ActorCommand.LinkEnded({ generation })))
+      switch (command._tag) {
+        case "Send":
+          yield* outbound.enqueue(command.messageId)
+          break
+        case "RequestPairingCode": {
+          const conn = yield* Ref.get(connection)
+          const { status } = yield* SubscriptionRef.get(state)
+          const result = Option.isNone(conn) || status !== "qr_ready"
+            ? Effect.fail(
+              new Conflict({
+                code: "SESSION_NOT_READY",
+                message: "a pairing code needs the session to be showing a QR (status qr_ready)"
+              })
+            )
+            : conn.value.requestPairingCode(command.phoneNumber).pipe(
+              Effect.mapError((e) => new EngineFailure({ code: "ENGINE_ERROR", message: e.message }))
+            )
+          yield* Effect.forkScoped(Effect.intoDeferred(result, command.reply))
+          break
+        }
+        case "MarkRead": {
+          const conn = yield* Ref.get(connection)
+          const { status } = yield* SubscriptionRef.get(state)
+          const result = Option.isNone(conn) || status !== "ready"
+            ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `session is ${status}; read receipts need it ready` }))
+            : conn.value.markRead(command.chatId, command.engineMessageIds).pipe(
+              Effect.mapError((e) => new EngineFailure({ code: "ENGINE_ERROR", message: e.message }))
+            )
+          yield* Effect.forkScoped(Effect.intoDeferred(result, command.reply))
+          break
+        }
+        case "Restart":
+          yield* Fiber.interrupt(link)
+          link = yield* startLink
+          break
+        case "Stop":
+          yield* Fiber.interrupt(link)
+          yield* setStatus("stopped")
+          return yield* Deferred.succeed(command.done, undefined)
+        case "Logout": {
+          const conn = yield* Ref.get(connection)
+          if (Option.isSome(conn)) yield* Effect.ignore(Effect.timeout(conn.value.logout, "5 seconds"))
+          yield* Fiber.interrupt(link)
+          yield* auth.clear
+          yield* sessions.update(sessionId, { phone: null, pushName: null, lid: null })
+          yield* setStatus("logged_out")
+          return yield* Deferred.succeed(command.done, undefined)
+        }
+        case "LinkEnded":
+          if (command.generation === generation) return
+          break
+      }
+    }
+  }).pipe(Effect.scoped, Effect.annotateLogs("sessionId", handle.sessionId))
