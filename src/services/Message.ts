@@ -65,6 +65,14 @@ export const SendResult = Schema.Struct({
 })
 export type SendResult = typeof SendResult.Type
 
+export const MarkReadRequest = Schema.Struct({
+  chatId: ChatIdFromInput,
+  messageIds: Schema.optional(Schema.Array(Schema.String).pipe(Schema.maxItems(1000)))
+})
+export type MarkReadRequest = typeof MarkReadRequest.Type
+
+export const MarkReadResult = Schema.Struct({ chatId: Schema.String, read: Schema.Number })
+
 export const MessageDirection = Schema.Literal("in", "out")
 
 export interface MessageFilter {

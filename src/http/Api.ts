@@ -1,0 +1,144 @@
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { CurrentPrincipal } from "../services/ApiKeys.js"
+import {
+  Conflict,
+  EngineFailure,
+  InternalError,
+  NotFound,
+  ServiceUnavailable,
+  Unauthorized,
+  ValidationFailed,
+  wireError
+} from "../services/Errors.js"
+import {
+  MarkReadRequest,
+  MarkReadResult,
+  Message,
+  MessageDirection,
+  MessageStatus,
+  SendResult,
+  SendTextRequest
+} from "../services/Message.js"
+import {
+  CreateSessionRequest,
+  Me,
+  PairingCode,
+  PairingCodeRequest,
+  QrCode,
+  Session,
+  SessionStatus
+} from "../services/Session.js"
+import { ListBody, PageParams } from "./Pagination.js"
+
+/**
+ * The REST contract of API.md, declared apart from its handlers. Typed clients
+ * (`HttpApiClient.make(SwitchboardApi)`) and the OpenAPI document come from the same value.
+ */
+
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
+  failure: wireError(Unauthorized),
+  provides: CurrentPrincipal,
+  security: {
+    apiKey: HttpApiSecurity.apiKey({ key: "X-API-Key", in: "header" }),
+    bearer: HttpApiSecurity.bearer
+  }
+}) {}
+
+const sessionPath = Schema.Struct({ sessionId: Schema.String })
+const messagePath = Schema.Struct({ sessionId: Schema.String, messageId: Schema.String })
+
+export const HealthReport = Schema.Struct({
+  status: Schema.Literal("ok", "degraded", "draining"),
+  version: Schema.String,
+  uptime: Schema.Number.annotations({ description: "seconds since start" }),
+  checks: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+
+export class HealthGroup extends HttpApiGroup.make("health")
+  .add(HttpApiEndpoint.get("health", "/health").addSuccess(HealthReport))
+  .add(HttpApiEndpoint.get("live", "/health/live").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
+  .add(
+    HttpApiEndpoint.get("ready", "/health/ready")
+      .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
+      .addError(wireError(ServiceUnavailable))
+  )
+  .annotate(OpenApi.Description, "Liveness and readiness; no key needed.")
+{}
+
+const PngImage = Schema.Uint8ArrayFromSelf.pipe(HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "image/png" }))
+
+export class SessionsGroup extends HttpApiGroup.make("sessions")
+  .add(HttpApiEndpoint.post("create", "/sessions").setPayload(CreateSessionRequest).addSuccess(Session, { status: 201 }))
+  .add(
+    HttpApiEndpoint.get("list", "/sessions")
+      .setUrlParams(Schema.Struct({ ...PageParams, status: Schema.optional(SessionStatus) }))
+      .addSuccess(ListBody(Session))
+  )
+  .add(HttpApiEndpoint.get("get", "/sessions/:sessionId").setPath(sessionPath).addSuccess(Session))
+  .add(HttpApiEndpoint.del("remove", "/sessions/:sessionId").setPath(sessionPath).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.post("start", "/sessions/:sessionId/start").setPath(sessionPath).addSuccess(Session))
+  .add(HttpApiEndpoint.post("stop", "/sessions/:sessionId/stop").setPath(sessionPath).addSuccess(Session))
+  .add(HttpApiEndpoint.post("restart", "/sessions/:sessionId/restart").setPath(sessionPath).addSuccess(Session))
+  .add(HttpApiEndpoint.post("logout", "/sessions/:sessionId/logout").setPath(sessionPath).addSuccess(Session))
+  .add(
+    HttpApiEndpoint.get("qr", "/sessions/:sessionId/qr")
+      .setPath(sessionPath)
+      .setUrlParams(Schema.Struct({ format: Schema.optional(Schema.Literal("json", "png")) }))
+      .addSuccess(QrCode)
+      .addSuccess(PngImage)
+  )
+  .add(
+    HttpApiEndpoint.post("pairingCode", "/sessions/:sessionId/pairing-code")
+      .setPath(sessionPath)
+      .setPayload(PairingCodeRequest)
+      .addSuccess(PairingCode)
+  )
+  .add(HttpApiEndpoint.get("me", "/sessions/:sessionId/me").setPath(sessionPath).addSuccess(Me))
+  .middleware(Authentication)
+{}
+
+export class MessagesGroup extends HttpApiGroup.make("messages")
+  .add(
+    HttpApiEndpoint.post("sendText", "/sessions/:sessionId/messages/send-text")
+      .setPath(sessionPath)
+      .setPayload(SendTextRequest)
+      .addSuccess(SendResult, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.post("markRead", "/sessions/:sessionId/messages/read")
+      .setPath(sessionPath)
+      .setPayload(MarkReadRequest)
+      .addSuccess(MarkReadResult)
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/sessions/:sessionId/messages")
+      .setPath(sessionPath)
+      .setUrlParams(Schema.Struct({
+        ...PageParams,
+        chatId: Schema.optional(Schema.String),
+        direction: Schema.optional(MessageDirection),
+        status: Schema.optional(MessageStatus),
+        since: Schema.optional(Schema.DateTimeUtc),
+        until: Schema.optional(Schema.DateTimeUtc)
+      }))
+      .addSuccess(ListBody(Message))
+  )
+  .add(HttpApiEndpoint.get("get", "/sessions/:sessionId/messages/:messageId").setPath(messagePath).addSuccess(Message))
+  .middleware(Authentication)
+{}
+
+export class SwitchboardApi extends HttpApi.make("switchboard")
+  .add(HealthGroup)
+  .add(SessionsGroup)
+  .add(MessagesGroup)
+  .addError(wireError(ValidationFailed))
+  .addError(wireError(NotFound))
+  .addError(wireError(Conflict))
+  .addError(wireError(EngineFailure))
+  .addError(wireError(InternalError))
+  .prefix("/api")
+  .annotate(OpenApi.Title, "Switchboard")
+  .annotate(OpenApi.Version, "0.1.0")
+  .annotate(OpenApi.Description, "Self-hosted WhatsApp HTTP gateway. Every call except health carries X-API-Key.")
+{}

@@ -1,0 +1,53 @@
+import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Option } from "effect"
+import { toErrorBody } from "../services/Errors.js"
+
+interface Refusal {
+  readonly status: number
+  readonly code: string
+  readonly message: string
+  readonly details?: unknown
+}
+
+/**
+ * Failures that arise before or around a handler, which the contract's error schemas do not
+ * cover: schema mismatches and unreadable bodies are 400 `VALIDATION_FAILED`, unknown routes
+ * 404. Anything else unexpected is a bug: logged, and answered with a 500 that reveals nothing.
+ */
+const refusalOf = (error: unknown): Refusal | undefined => {
+  if (error instanceof HttpApiError.HttpApiDecodeError) {
+    const details = error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }))
+    const summary = details.map(({ message, path }) => (path === "" ? message : `${path}: ${message}`)).join("; ")
+    return { status: 400, code: "VALIDATION_FAILED", message: summary || error.message, details }
+  }
+  if (HttpServerError.isServerError(error)) {
+    if (error._tag === "RouteNotFound") {
+      return { status: 404, code: "ROUTE_NOT_FOUND", message: `no route for ${error.request.method} ${new URL(error.request.url, "http://x").pathname}` }
+    }
+    if (error._tag === "RequestError") {
+      return { status: 400, code: "VALIDATION_FAILED", message: "the request body could not be read (malformed JSON?)" }
+    }
+  }
+  return undefined
+}
+
+const respond = (refusal: Refusal) => HttpServerResponse.unsafeJson(toErrorBody(refusal.status, refusal), { status: refusal.status })
+
+/** The contract's own errors (classes with a status) pass through to be encoded by HttpApi. */
+const isContractError = (error: unknown) =>
+  typeof error === "object" && error !== null && "status" in (error.constructor as object) && "code" in error
+
+export const ErrorResponses = HttpApiBuilder.middleware((app) =>
+  Effect.catchAllCause(app, (cause) => {
+    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure) && isContractError(failure.value)) return Effect.failCause(cause)
+    // Some request errors (an unreadable body) arrive as defects; they are still the caller's fault.
+    const refusal = refusalOf(Cause.squash(cause))
+    if (refusal !== undefined) return Effect.succeed(respond(refusal))
+    return Effect.as(
+      Effect.logError("unhandled error in a request", cause),
+      respond({ status: 500, code: "INTERNAL_ERROR", message: "an unexpected error occurred; it has been logged" })
+    )
+  })
+)

@@ -1,0 +1,58 @@
+import { NodeContext } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { HttpServerLive } from "../http/Server.js"
+import { Engine } from "../runtime/Engine.js"
+import { SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
+import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
+import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
+import { ApiKeys } from "../services/ApiKeys.js"
+import { Events } from "../services/Events.js"
+import { Health } from "../services/Health.js"
+import { Messaging } from "../services/Messaging.js"
+import { Sessions } from "../services/Sessions.js"
+import { AppSettings, type Settings } from "./Config.js"
+import { ApiKeyRepo, AuthRepo, MessageRepo, SessionRepo, storeLayerFromUrl } from "./store/index.js"
+
+/** The sandbox network and its engine; the network stays visible for fault injection. */
+export const sandboxEngineLayer = (settings: Settings) =>
+  SandboxEngineLive.pipe(Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay })))
+
+/** The engine named by `ENGINE`. */
+export const engineFromSettings = (settings: Settings): Layer.Layer<Engine> =>
+  settings.engine === "sandbox"
+    ? sandboxEngineLayer(settings)
+    : Layer.die(new Error("ENGINE=baileys is not available in this build yet; use ENGINE=sandbox"))
+
+/** The Store chosen by `DATABASE_URL`, with its repositories. */
+export const storeFromSettings = (settings: Settings) =>
+  Layer.mergeAll(SessionRepo.Default, MessageRepo.Default, AuthRepo.Default, ApiKeyRepo.Default).pipe(
+    Layer.provideMerge(storeLayerFromUrl(settings.databaseUrl))
+  )
+
+/**
+ * Switchboard without HTTP: the session runtime and its services, for embedding in another
+ * Effect program. Restores the sessions that were running and bootstraps the admin key.
+ */
+export const SwitchboardCore = <EngineOut, E, R>(
+  settings: Settings,
+  engine: Layer.Layer<Engine | EngineOut, E, R>
+) => {
+  const base = Layer.mergeAll(storeFromSettings(settings), Events.layer, AppSettings.layer(settings), NodeContext.layer)
+  const runtime = SessionSupervisor.layer(settings.reconnect).pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
+  const services = Layer.mergeAll(Sessions.layer, Messaging.layer, ApiKeys.layer, Health.layer).pipe(
+    Layer.provideMerge(runtime)
+  )
+  const boot = Layer.effectDiscard(
+    Effect.gen(function*() {
+      yield* (yield* ApiKeys).bootstrap
+      yield* (yield* SessionSupervisor).restore
+    })
+  )
+  return Layer.provideMerge(boot, services)
+}
+
+/** The whole gateway: the core plus the REST server. */
+export const SwitchboardServer = <EngineOut, E, R>(
+  settings: Settings,
+  engine: Layer.Layer<Engine | EngineOut, E, R>
+) => HttpServerLive(settings).pipe(Layer.provideMerge(SwitchboardCore(settings, engine)))

@@ -1,0 +1,156 @@
+import { Context, type Duration, Effect, Layer, Option, Stream } from "effect"
+import QRCode from "qrcode"
+import { AppSettings } from "../layers/Config.js"
+import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
+import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
+import { Conflict, type EngineFailure, type NotFound, sessionNotFound } from "./Errors.js"
+import { uuidv7 } from "./Ids.js"
+import type { Page, PageRequest } from "./Pagination.js"
+import {
+  type CreateSessionRequest,
+  type Me,
+  type QrCode,
+  redactProxyUrl,
+  runningStatuses,
+  Session,
+  type SessionStatus
+} from "./Session.js"
+
+export interface SessionsService {
+  readonly create: (request: CreateSessionRequest) => Effect.Effect<Session, Conflict>
+  readonly list: (filter: { readonly status?: SessionStatus | undefined }, page: Option.Option<PageRequest>) => Effect.Effect<Page<Session>>
+  readonly get: (sessionId: string) => Effect.Effect<Session, NotFound>
+  readonly remove: (sessionId: string) => Effect.Effect<void, NotFound>
+  readonly start: (sessionId: string) => Effect.Effect<Session, NotFound>
+  readonly stop: (sessionId: string) => Effect.Effect<Session, NotFound>
+  readonly restart: (sessionId: string) => Effect.Effect<Session, NotFound>
+  readonly logout: (sessionId: string) => Effect.Effect<Session, NotFound>
+  readonly qr: (sessionId: string) => Effect.Effect<QrCode, NotFound | Conflict>
+  readonly qrPng: (sessionId: string) => Effect.Effect<Uint8Array, NotFound | Conflict>
+  readonly pairingCode: (sessionId: string, phoneNumber: string) => Effect.Effect<{ readonly code: string }, NotFound | Conflict | EngineFailure>
+  readonly me: (sessionId: string) => Effect.Effect<Me, NotFound | Conflict>
+  /** Waits until the session's status satisfies `predicate` (or the timeout passes) and returns it. */
+  readonly awaitStatus: (
+    sessionId: string,
+    predicate: (status: SessionStatus) => boolean,
+    timeout: Duration.DurationInput
+  ) => Effect.Effect<Session, NotFound>
+}
+
+/** The session lifecycle, as the HTTP API, the dashboard and library users see it. */
+export class Sessions extends Context.Tag("switchboard/Sessions")<Sessions, SessionsService>() {
+  static readonly layer = Layer.effect(Sessions, Effect.suspend(() => make))
+}
+
+export const toSession = (row: SessionRow): Session =>
+  new Session({
+    id: row.id as Session["id"],
+    name: row.name,
+    status: row.status,
+    engine: row.engine,
+    phone: row.phone,
+    pushName: row.pushName,
+    proxy: row.proxyUrl === null ? null : { url: redactProxyUrl(row.proxyUrl) },
+    lastError: row.lastError,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt
+  })
+
+const notShowingQr = (status: SessionStatus) =>
+  new Conflict({ code: "SESSION_NOT_READY", message: `no QR to show: the session is ${status}, not qr_ready` })
+
+const make = Effect.gen(function*() {
+  const repo = yield* SessionRepo
+  const supervisor = yield* SessionSupervisor
+  const settings = yield* AppSettings
+
+  const find = (sessionId: string) =>
+    Effect.flatMap(repo.findById(sessionId), Option.match({
+      onNone: () => Effect.fail(sessionNotFound(sessionId)),
+      onSome: Effect.succeed
+    }))
+  const get = (sessionId: string) => Effect.map(find(sessionId), toSession)
+
+  const awaitStatus: SessionsService["awaitStatus"] = (sessionId, predicate, timeout) =>
+    Effect.zipRight(
+      supervisor.watch(sessionId).pipe(
+        Stream.filter((state) => predicate(state.status)),
+        Stream.take(1),
+        Stream.runDrain,
+        Effect.timeoutOption(timeout)
+      ),
+      get(sessionId)
+    )
+
+  /** Lifecycle calls answer once the actor has taken the command, not before. */
+  const lifecycle = (action: (sessionId: string) => Effect.Effect<void>, settled: (status: SessionStatus) => boolean) =>
+  (sessionId: string) =>
+    Effect.zipRight(
+      Effect.zipRight(find(sessionId), action(sessionId)),
+      awaitStatus(sessionId, settled, "2 seconds")
+    )
+
+  const liveQr = (sessionId: string) =>
+    Effect.gen(function*() {
+      const row = yield* find(sessionId)
+      const state = yield* supervisor.state(sessionId)
+      if (Option.isNone(state) || Option.isNone(state.value.qr)) return yield* Effect.fail(notShowingQr(row.status))
+      return state.value.qr.value
+    })
+
+  const service: SessionsService = {
+    create: (request) =>
+      Effect.gen(function*() {
+        const now = new Date().toISOString()
+        const row: SessionRow = {
+          id: uuidv7(),
+          name: request.name,
+          engine: settings.engine,
+          status: "created",
+          desiredRunning: false,
+          phone: null,
+          pushName: null,
+          lid: null,
+          proxyUrl: request.proxy?.url ?? null,
+          lastError: null,
+          createdAt: now,
+          updatedAt: now
+        }
+        yield* repo.insert(row)
+        if (request.autoStart === true) {
+          yield* supervisor.start(row.id)
+          return yield* Effect.orDie(awaitStatus(row.id, (status) => status !== "created", "2 seconds"))
+        }
+        return toSession(row)
+      }),
+    list: (filter, page) =>
+      Effect.map(repo.list(filter, page), (result) => ({ items: result.items.map(toSession), total: result.total })),
+    get,
+    remove: (sessionId) => Effect.zipRight(find(sessionId), supervisor.remove(sessionId)),
+    start: lifecycle(supervisor.start, (status) => status !== "created" && status !== "stopped"),
+    stop: lifecycle(supervisor.stop, (status) => !runningStatuses.has(status)),
+    restart: lifecycle(supervisor.restart, (status) => runningStatuses.has(status)),
+    logout: lifecycle(supervisor.logout, (status) => status === "logged_out"),
+    qr: (sessionId) =>
+      Effect.map(liveQr(sessionId), ({ qr, expiresAt }) => ({ qr, expiresAt: expiresAt.toISOString() })).pipe(
+        Effect.flatMap(({ qr, expiresAt }) =>
+          Effect.map(Effect.promise(() => QRCode.toDataURL(qr, { margin: 2, width: 320 })), (image) => ({ qr, image, expiresAt }))
+        )
+      ),
+    qrPng: (sessionId) =>
+      Effect.flatMap(liveQr(sessionId), ({ qr }) =>
+        Effect.map(Effect.promise(() => QRCode.toBuffer(qr, { type: "png", margin: 2, width: 320 })), (png) => new Uint8Array(png))),
+    pairingCode: (sessionId, phoneNumber) =>
+      Effect.zipRight(
+        find(sessionId),
+        Effect.map(supervisor.requestPairingCode(sessionId, phoneNumber.replace(/^\+/, "")), (code) => ({ code }))
+      ),
+    me: (sessionId) =>
+      Effect.flatMap(find(sessionId), (row) =>
+        row.phone === null
+          ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `session is ${row.status} and not linked to an account` }))
+          : Effect.succeed({ id: `${row.phone}@c.us`, phone: row.phone, lid: row.lid, pushName: row.pushName })),
+    awaitStatus
+  }
+  return service
+})
