@@ -21,7 +21,7 @@ const transientRetry = Schedule.exponential("500 millis").pipe(Schedule.intersec
  * Each message carries the engine id it was given when accepted, so a resend after a crash
  * is recognised as the same message by the network rather than delivered twice.
  */
-export const runOutbound = (deps: OutboundDeps) =>
+export const makeOutbound = (deps: OutboundDeps) =>
   Effect.gen(function*() {
     const queue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
     const queued = new Set<string>()
@@ -59,13 +59,12 @@ export const runOutbound = (deps: OutboundDeps) =>
         }
       })
 
-    yield* Queue.take(queue).pipe(
-      Effect.flatMap((messageId) => Effect.ensuring(sendOne(messageId), Effect.sync(() => queued.delete(messageId)))),
-      Effect.forever,
-      Effect.forkScoped
-    )
-
     return {
+      /** The lane itself; runs until interrupted. */
+      run: Queue.take(queue).pipe(
+        Effect.flatMap((messageId) => Effect.ensuring(sendOne(messageId), Effect.sync(() => queued.delete(messageId)))),
+        Effect.forever
+      ),
       /** Idempotent: a message already waiting is not queued twice. */
       enqueue: (messageId: string) =>
         Effect.suspend(() => {

@@ -1,4 +1,4 @@
-import { Clock, Data, Deferred, Duration, Effect, Fiber, Mailbox, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { AuthRepo } from "../layers/store/AuthRepo.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
@@ -8,7 +8,7 @@ import type { LastError, SessionStatus } from "../services/Session.js"
 import type { CloseReason, EngineConnection, EngineEvent } from "./Engine.js"
 import { Engine } from "./Engine.js"
 import { handleEngineEvent } from "./InboundEvents.js"
-import { runOutbound } from "./OutboundSender.js"
+import { makeOutbound } from "./OutboundSender.js"
 import { reconnectSchedule, type ReconnectSettings } from "./ReconnectPolicy.js"
 
 /** What the rest of the gateway may observe of a running session. */
@@ -36,6 +36,8 @@ export type ActorCommand = Data.TaggedEnum<{
   }
   /** Internal: the link loop reached a terminal status (generation guards against stale news). */
   LinkEnded: { readonly generation: number }
+  /** Internal: a child fiber died of a defect; the actor dies with it, so the supervisor restarts it. */
+  ChildCrashed: { readonly cause: Cause.Cause<never> }
 }>
 export const ActorCommand = Data.taggedEnum<ActorCommand>()
 
@@ -95,6 +97,8 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
           qr: next === "qr_ready" ? previous.qr : Option.none(),
           lastError
         })
+        // Another failed attempt in the same status records its error but is no new event.
+        if (previous.status === next) return
         yield* events.publish(makeEvent("session.status", sessionId, {
           status: next,
           previousStatus: previous.status,
@@ -177,11 +181,19 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
         }
       }).pipe(Effect.zipRight(mailbox.offer(ActorCommand.LinkEnded({ generation }))))
 
-    const outbound = yield* runOutbound({ sessionId, state, connection, messages, events })
+    /** Children are forked, so a defect in one would go unnoticed; report it to the actor instead. */
+    const reportingCrash = <A, R>(child: Effect.Effect<A, never, R>) =>
+      Effect.onExit(child, (exit) =>
+        Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+          ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
+          : Effect.void)
+
+    const outbound = yield* makeOutbound({ sessionId, state, connection, messages, events })
+    yield* Effect.forkScoped(reportingCrash(outbound.run))
     for (const row of yield* messages.listUnsent(sessionId)) yield* outbound.enqueue(row.id)
 
     let generation = 0
-    const startLink = Effect.suspend(() => Effect.forkScoped(linkLoop(++generation)))
+    const startLink = Effect.suspend(() => Effect.forkScoped(reportingCrash(linkLoop(++generation))))
     let link = yield* startLink
 
     while (true) {
@@ -237,6 +249,8 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
         case "LinkEnded":
           if (command.generation === generation) return
           break
+        case "ChildCrashed":
+          return yield* Effect.failCause(command.cause)
       }
     }
   }).pipe(Effect.scoped, Effect.annotateLogs("sessionId", handle.sessionId))

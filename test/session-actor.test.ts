@@ -1,0 +1,228 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Duration, Effect, Option, Ref, TestClock } from "effect"
+import { advanceUntil, type Core, letFibersRun, startCore } from "./support/core.js"
+
+const reconnect = {
+  initialDelay: Duration.seconds(1),
+  maxDelay: Duration.seconds(8),
+  maxAttempts: 5,
+  healthyAfter: Duration.seconds(30)
+}
+
+const statusIs = (core: Core, sessionId: string, status: string) =>
+  Effect.map(core.sessions.get(sessionId), (s) => s.status === status).pipe(Effect.orDie)
+
+const createAndLink = (core: Core, name: string) =>
+  Effect.gen(function*() {
+    const session = yield* core.sessions.create({ name })
+    yield* core.supervisor.start(session.id)
+    yield* advanceUntil(statusIs(core, session.id, "ready"))
+    return session.id
+  })
+
+describe("SessionActor state machine", () => {
+  it.scoped("links through created → initializing → qr_ready → authenticating → ready, persisting and publishing each step", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ sandboxPairDelay: Duration.seconds(2), reconnect })
+      const session = yield* core.sessions.create({ name: "link" })
+      expect(session.status).toBe("created")
+      yield* core.supervisor.start(session.id)
+      yield* advanceUntil(statusIs(core, session.id, "qr_ready"))
+      const qr = yield* core.sessions.qr(session.id)
+      expect(qr.qr).toMatch(/^sandbox:/)
+      yield* advanceUntil(statusIs(core, session.id, "ready"))
+      expect(yield* core.statuses(session.id)).toEqual(["initializing", "qr_ready", "authenticating", "ready"])
+      const stored = yield* core.sessions.get(session.id)
+      expect(stored.phone).toMatch(/^999\d{9}$/)
+      const kinds = (yield* core.events(session.id)).map((e) => e.event)
+      expect(kinds).toContain("session.qr")
+    }))
+
+  it.scoped("reconnects after a dropped connection, after a backoff, and publishes ready ⇄ disconnected", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect })
+      const id = yield* createAndLink(core, "drop")
+      yield* core.network.dropConnection(id)
+      yield* advanceUntil(statusIs(core, id, "disconnected"), "1 millis", 100)
+      const disconnected = yield* core.sessions.get(id)
+      expect(disconnected.lastError?.code).toBe("CONNECTION_LOST")
+      yield* advanceUntil(statusIs(core, id, "ready"))
+      expect((yield* core.statuses(id)).slice(-2)).toEqual(["disconnected", "ready"])
+      const attempts = yield* core.attempts(id)
+      expect(attempts).toHaveLength(2)
+      // The first reconnect waits between half and all of the initial delay (jitter).
+      const gap = attempts[1]!.at - attempts[0]!.at
+      expect(gap).toBeGreaterThanOrEqual(500)
+      expect(gap).toBeLessThanOrEqual(1_100)
+    }))
+
+  it.scoped("backs off exponentially up to the cap, then gives up with RECONNECT_EXHAUSTED", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect })
+      const id = yield* createAndLink(core, "exhaust")
+      const linkedAt = (yield* core.attempts(id))[0]!.at
+      yield* core.network.refuseConnections(id, Duration.hours(1))
+      yield* core.network.dropConnection(id)
+      yield* advanceUntil(statusIs(core, id, "failed"), "100 millis")
+      const failed = yield* core.sessions.get(id)
+      expect(failed.lastError).toMatchObject({ code: "RECONNECT_EXHAUSTED" })
+      expect(failed.lastError?.message).toContain("CONNECTION_REFUSED")
+      const times = [linkedAt, ...(yield* core.attempts(id)).slice(1).map((a) => a.at)]
+      expect(times).toHaveLength(1 + reconnect.maxAttempts)
+      // Nominal delays 1, 2, 4, 8 (capped), 8 s, each jittered into [50 %, 100 %] (+ one clock step).
+      const nominal = [1_000, 2_000, 4_000, 8_000, 8_000]
+      times.slice(1).forEach((at, i) => {
+        const gap = at - times[i]!
+        expect(gap, `gap ${i + 1}`).toBeGreaterThanOrEqual(nominal[i]! * 0.5)
+        expect(gap, `gap ${i + 1}`).toBeLessThanOrEqual(nominal[i]! + 200)
+      })
+      // It is terminal: no more attempts, and the actor is gone.
+      yield* TestClock.adjust("10 minutes")
+      yield* letFibersRun
+      expect(yield* core.attempts(id)).toHaveLength(times.length)
+      expect(yield* core.supervisor.running).not.toContain(id)
+    }))
+
+  it.scoped("resets the reconnect budget after a healthy period, and only then", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect: { ...reconnect, maxAttempts: 1 } })
+      const healthy = yield* createAndLink(core, "healthy")
+      // The single reconnect of the budget is used up…
+      yield* core.network.dropConnection(healthy)
+      yield* advanceUntil(statusIs(core, healthy, "ready"))
+      // …and given back after a connection that stayed up past healthyAfter.
+      yield* TestClock.adjust("31 seconds")
+      yield* core.network.dropConnection(healthy)
+      yield* advanceUntil(statusIs(core, healthy, "ready"))
+      // A connection that drops again at once has not earned it back.
+      yield* core.network.dropConnection(healthy)
+      yield* advanceUntil(statusIs(core, healthy, "failed"))
+      expect((yield* core.sessions.get(healthy)).lastError?.code).toBe("RECONNECT_EXHAUSTED")
+    }))
+
+  it.scoped("reconnects at once, without backoff, when the server asks for a restart", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect })
+      const id = yield* createAndLink(core, "restart")
+      const before = yield* core.attempts(id)
+      const droppedAt = yield* Clock.currentTimeMillis
+      yield* core.network.dropConnection(id, { kind: "restart", code: "RESTART_REQUIRED", message: "515" })
+      yield* letFibersRun
+      yield* advanceUntil(statusIs(core, id, "ready"), "1 millis", 200)
+      const after = yield* core.attempts(id)
+      expect(after).toHaveLength(before.length + 1)
+      expect(after.at(-1)!.at - droppedAt).toBeLessThan(5)
+      expect(yield* core.statuses(id)).not.toContain("disconnected")
+    }))
+
+  it.scoped("stops for good on a fatal close (CONNECTION_REPLACED) and wipes credentials on logged_out", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect })
+      const replaced = yield* createAndLink(core, "replaced")
+      yield* core.network.dropConnection(replaced, { kind: "fatal", code: "CONNECTION_REPLACED", message: "440" })
+      yield* advanceUntil(statusIs(core, replaced, "failed"))
+      expect((yield* core.sessions.get(replaced)).lastError?.code).toBe("CONNECTION_REPLACED")
+      yield* TestClock.adjust("10 minutes")
+      yield* letFibersRun
+      expect(yield* core.attempts(replaced)).toHaveLength(1)
+
+      const unlinked = yield* createAndLink(core, "unlinked")
+      yield* core.network.dropConnection(unlinked, { kind: "logged_out", code: "LOGGED_OUT", message: "401" })
+      yield* advanceUntil(statusIs(core, unlinked, "logged_out"))
+      // Starting again needs a new QR: the credentials are gone.
+      yield* core.supervisor.start(unlinked)
+      yield* advanceUntil(statusIs(core, unlinked, "qr_ready"), "1 millis", 500)
+    }))
+
+  it.scoped("fails with QR_EXPIRED when nobody scans", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ sandboxPairDelay: Duration.zero, reconnect })
+      const session = yield* core.sessions.create({ name: "unscanned" })
+      yield* core.supervisor.start(session.id)
+      yield* advanceUntil(statusIs(core, session.id, "failed"), "1 second")
+      expect((yield* core.sessions.get(session.id)).lastError?.code).toBe("QR_EXPIRED")
+      expect((yield* core.sessions.qr(session.id).pipe(Effect.flip))._tag).toBe("Conflict")
+    }))
+
+  it.scoped("hands the session's proxy URL, credentials included, to the engine on every connect", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect })
+      const session = yield* core.sessions.create({ name: "proxied", proxy: { url: "socks5://u:pw@127.0.0.1:1080" } })
+      expect(session.proxy?.url).toBe("socks5://u:***@127.0.0.1:1080")
+      yield* core.supervisor.start(session.id)
+      yield* advanceUntil(statusIs(core, session.id, "ready"))
+      expect((yield* core.attempts(session.id)).map((a) => a.proxyUrl)).toEqual(["socks5://u:pw@127.0.0.1:1080"])
+    }))
+
+  it.scoped("keeps sends accepted while disconnected and sends them after the reconnect", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect })
+      const sender = yield* createAndLink(core, "sender")
+      const recipient = yield* createAndLink(core, "recipient")
+      const phone = (yield* core.sessions.get(recipient)).phone!
+      yield* core.network.refuseConnections(sender, Duration.seconds(5))
+      yield* core.network.dropConnection(sender)
+      yield* advanceUntil(statusIs(core, sender, "disconnected"), "1 millis", 100)
+      const accepted = yield* core.messaging.sendText(sender, { chatId: `${phone}@c.us` as never, text: "queued" })
+      expect(accepted.status).toBe("pending")
+      yield* advanceUntil(statusIs(core, sender, "ready"), "500 millis")
+      yield* advanceUntil(
+        Effect.map(core.messaging.get(sender, accepted.messageId).pipe(Effect.orDie), (m) => m.status === "delivered"),
+        "10 millis"
+      )
+      const inbox = yield* core.messaging.list(recipient, { direction: "in" }, Option.none())
+      expect(inbox.items.map((m) => m.text)).toEqual(["queued"])
+    }))
+})
+
+describe("SessionSupervisor", () => {
+  it.scoped("restarts a crashed actor with backoff while other sessions carry on untouched", () =>
+    Effect.gen(function*() {
+      const crashesLeft = yield* Ref.make(3)
+      let victim = ""
+      const core = yield* startCore({ reconnect }, (options) =>
+        options.sessionId === victim
+          ? Ref.getAndUpdate(crashesLeft, (n) => n - 1).pipe(
+            Effect.flatMap((n) => n > 0 ? Effect.die(new Error("engine bug")) : Effect.void)
+          )
+          : Effect.void)
+      const bystander = yield* createAndLink(core, "bystander")
+      const friend = yield* createAndLink(core, "friend")
+      const friendPhone = (yield* core.sessions.get(friend)).phone!
+      const crashing = yield* core.sessions.create({ name: "crashing" })
+      victim = crashing.id
+      yield* core.supervisor.start(crashing.id)
+      yield* letFibersRun
+      // While the victim crash-loops, the bystander sends and receives as usual.
+      const sent = yield* core.messaging.sendText(bystander, { chatId: `${friendPhone}@c.us` as never, text: "unaffected" })
+      yield* advanceUntil(
+        Effect.map(core.messaging.get(bystander, sent.messageId).pipe(Effect.orDie), (m) => m.status === "delivered"),
+        "10 millis"
+      )
+      expect((yield* core.sessions.get(bystander)).status).toBe("ready")
+      expect(yield* core.attempts(bystander)).toHaveLength(1)
+      // The victim is restarted with growing delays and links once the crashes stop.
+      yield* advanceUntil(statusIs(core, crashing.id, "ready"), "100 millis")
+      const attempts = yield* core.attempts(crashing.id)
+      expect(attempts).toHaveLength(4)
+      const gaps = attempts.slice(1).map((a, i) => a.at - attempts[i]!.at)
+      expect(gaps[1]!).toBeGreaterThan(gaps[0]!)
+      expect(yield* core.supervisor.running).toEqual(expect.arrayContaining([bystander, friend, crashing.id]))
+    }))
+
+  it.scoped("stops, restarts and deletes sessions, and restore starts only those that were running", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect })
+      const running = yield* createAndLink(core, "keeps-running")
+      const stopped = yield* createAndLink(core, "gets-stopped")
+      const removed = yield* createAndLink(core, "gets-removed")
+      yield* core.supervisor.stop(stopped)
+      expect((yield* core.sessions.get(stopped)).status).toBe("stopped")
+      yield* core.supervisor.remove(removed)
+      expect((yield* core.sessions.get(removed).pipe(Effect.flip)).code).toBe("SESSION_NOT_FOUND")
+      expect([...(yield* core.supervisor.running)].sort()).toEqual([running])
+      // restore is idempotent for the running one and leaves the stopped one alone
+      expect(yield* core.supervisor.restore).toBe(1)
+      expect([...(yield* core.supervisor.running)]).toEqual([running])
+    }))
+})

@@ -1,0 +1,88 @@
+import { Chunk, Clock, Context, type Duration, Effect, Layer, Ref, Stream, TestClock } from "effect"
+import { SwitchboardCore } from "../../src/layers/App.js"
+import type { Settings } from "../../src/layers/Config.js"
+import { type ConnectOptions, Engine } from "../../src/runtime/Engine.js"
+import { SandboxEngineLive } from "../../src/runtime/engines/sandbox/SandboxEngine.js"
+import { SandboxNetwork } from "../../src/runtime/engines/sandbox/SandboxNetwork.js"
+import { SessionSupervisor } from "../../src/runtime/SessionSupervisor.js"
+import { type DomainEvent, Events } from "../../src/services/Events.js"
+import { Messaging } from "../../src/services/Messaging.js"
+import type { SessionStatus } from "../../src/services/Session.js"
+import { Sessions } from "../../src/services/Sessions.js"
+import { testSettings } from "./gateway.js"
+
+/** Runs before every engine connect; a failure or defect here is what the actor sees. */
+export type ConnectHook = (options: ConnectOptions) => Effect.Effect<void>
+
+/** The sandbox engine, with a hook in front of `connect` (to record attempts or inject crashes). */
+const hookedSandbox = (settings: Settings, hook: ConnectHook) =>
+  Layer.effect(
+    Engine,
+    Effect.map(Engine, (inner) => ({ ...inner, connect: (options: ConnectOptions) => Effect.zipRight(hook(options), inner.connect(options)) }))
+  ).pipe(
+    Layer.provide(SandboxEngineLive),
+    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay }))
+  )
+
+/**
+ * The core runtime (no HTTP) on a fresh SQLite file, built in the current scope: under
+ * `it.scoped` its timers run on the TestClock. Records the clock time of every connect attempt.
+ */
+export const startCore = (overrides: Partial<Settings> = {}, hook: ConnectHook = () => Effect.void) =>
+  Effect.gen(function*() {
+    const settings = yield* testSettings(overrides)
+    const attempts = yield* Ref.make<ReadonlyArray<{ readonly sessionId: string; readonly at: number; readonly proxyUrl: string | null }>>([])
+    const recording: ConnectHook = (options) =>
+      Effect.zipRight(
+        Effect.flatMap(Clock.currentTimeMillis, (at) =>
+          Ref.update(attempts, (list) => [...list, { sessionId: options.sessionId, at, proxyUrl: options.proxyUrl._tag === "Some" ? options.proxyUrl.value : null }])),
+        hook(options)
+      )
+    const context = yield* Layer.build(SwitchboardCore(settings, hookedSandbox(settings, recording))).pipe(Effect.orDie)
+    const events = Context.get(context, Events)
+    const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
+    const subscription = yield* events.subscribe
+    yield* Effect.forkScoped(Stream.runForEach(subscription, (event) => Ref.update(seen, Chunk.append(event))))
+    const supervisor = Context.get(context, SessionSupervisor)
+    return {
+      settings,
+      sessions: Context.get(context, Sessions),
+      messaging: Context.get(context, Messaging),
+      supervisor,
+      network: Context.get(context, SandboxNetwork),
+      attempts: (sessionId: string) => Effect.map(Ref.get(attempts), (list) => list.filter((a) => a.sessionId === sessionId)),
+      /** The `session.status` transitions published so far for a session, in order. */
+      statuses: (sessionId: string) =>
+        Effect.map(Ref.get(seen), (events) =>
+          Chunk.toReadonlyArray(events)
+            .filter((e) => e.event === "session.status" && e.sessionId === sessionId)
+            .map((e) => (e.data as { status: SessionStatus }).status)),
+      events: (sessionId: string) => Effect.map(Ref.get(seen), (events) => Chunk.toReadonlyArray(events).filter((e) => e.sessionId === sessionId)),
+      /** Waits (without a clock timeout: the test's own timeout bounds it) for a status. */
+      awaitStatus: (sessionId: string, status: SessionStatus) =>
+        supervisor.watch(sessionId).pipe(Stream.filter((s) => s.status === status), Stream.take(1), Stream.runDrain)
+    }
+  })
+
+export type Core = Effect.Effect.Success<ReturnType<typeof startCore>>
+
+/**
+ * Advances the TestClock in small steps until `done` holds, letting every fiber run (and the
+ * event loop turn) between steps, so chains of timers fire in order and at their own times.
+ */
+export const advanceUntil = (done: Effect.Effect<boolean>, step: Duration.DurationInput = "100 millis", maxSteps = 5_000) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < maxSteps; i++) {
+      yield* letFibersRun
+      if (yield* done) return
+      yield* TestClock.adjust(step)
+    }
+    return yield* Effect.die(new Error(`condition not reached after ${maxSteps} clock steps`))
+  })
+
+export const letFibersRun = Effect.gen(function*() {
+  for (let i = 0; i < 5; i++) {
+    yield* Effect.yieldNow()
+    yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+  }
+})
