@@ -204,16 +204,16 @@ describe("Store", () => {
         expect(yield* auth.getKeys("pre-key", ["kept", "added"])).toEqual({ kept: "before" })
       }))
 
-    it.effect("messages: statuses only advance, history in order, markSent, listUnsent", () =>
+    it.effect("messages: statuses only advance, history in order, listUnsent", () =>
       Effect.gen(function*() {
         const { id: sessionId } = yield* insertSession()
         const messages = yield* MessageRepo
-        yield* messages.insert(message(sessionId, "out-1"))
+        yield* messages.insert(message(sessionId, "out-1", { engineMessageId: "E-1" }))
         yield* messages.insert(message(sessionId, "out-2", { createdAt: "2024-02-01T00:00:05.000Z" }))
         yield* messages.insert(message(sessionId, "in-1", { fromMe: false, status: "delivered", ack: 2, engineMessageId: "E-in" }))
         expect((yield* messages.listUnsent(sessionId)).map((m) => m.id)).toEqual(["out-1", "out-2"])
 
-        const sent = Option.getOrThrow(yield* messages.markSent("out-1", "E-1", "2024-02-01T00:00:01.000Z"))
+        const sent = Option.getOrThrow(yield* messages.updateStatus("out-1", "sent", "2024-02-01T00:00:01.000Z"))
         expect(sent.previousStatus).toBe("pending")
         expect(sent.row).toMatchObject({ status: "sent", ack: 1, engineMessageId: "E-1" })
         expect(Option.getOrThrow(yield* messages.findByEngineId(sessionId, "E-1")).id).toBe("out-1")
@@ -256,7 +256,7 @@ describe("Store", () => {
           }))
           if (inbound) continue
           // Several history rows per message: a join-then-limit would return fewer messages.
-          yield* messages.markSent(id, `E-${id}`, at(minute))
+          yield* messages.updateStatus(id, "sent", at(minute))
           yield* messages.updateStatus(id, "delivered", at(minute))
         }
 

@@ -1,7 +1,8 @@
 import { HttpApiBuilder, HttpApiSwagger, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Layer } from "effect"
+import { Console, Layer } from "effect"
 import { createServer } from "node:http"
+import { VERSION } from "../services/Health.js"
 import { SwitchboardApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { ErrorResponses } from "./ErrorResponses.js"
@@ -15,13 +16,24 @@ export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
   Layer.provide(AuthenticationLive)
 )
 
-/** The REST server on `host:port` (its `HttpServer` stays in the output, for its address), with OpenAPI at /api/openapi.json and Swagger UI at /api/docs. */
+/**
+ * Prints where the API listens, whatever LOG_LEVEL says: scripts and operators wait for it,
+ * and with PORT=0 it is the only way to learn the port.
+ */
+const announceAddress = Layer.effectDiscard(
+  HttpServer.addressFormattedWith((address) => Console.log(`Switchboard ${VERSION} Listening on ${address} (API at /api, Swagger UI at /api/docs)`))
+)
+
+/**
+ * The REST server on `host:port`, with OpenAPI at /api/openapi.json and Swagger UI at /api/docs.
+ * Its `HttpServer` stays in the output, so embedders and tests can read the bound address.
+ */
 export const HttpServerLive = (options: { readonly port: number; readonly host: string }) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiSwagger.layer({ path: "/api/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
     Layer.provide(ErrorResponses),
     Layer.provide(ApiLive),
-    HttpServer.withLogAddress,
+    Layer.provideMerge(announceAddress),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
   )

@@ -27,7 +27,10 @@ const millis = (name: string, fallback: number) =>
   )
 
 export const settingsConfig: Config.Config<Settings> = Config.all({
-  port: Config.port("PORT").pipe(Config.withDefault(2785)),
+  port: Config.integer("PORT").pipe(
+    Config.validate({ message: "PORT must be 0 (any free port) to 65535", validation: (n) => n >= 0 && n <= 65535 }),
+    Config.withDefault(2785)
+  ),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   databaseUrl: Config.option(Config.string("DATABASE_URL")),

@@ -132,20 +132,14 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
     )
 
     /** Records the engine's id even when the status cannot advance (e.g. already `failed`). */
-    const markSent = Effect.fn("MessageRepo.markSent")(
-      function*(id: string, engineMessageId: string, at: string) {
-        yield* sql`UPDATE messages SET engine_message_id = ${engineMessageId} WHERE id = ${id}`
-        return yield* advance(id, "sent", at, undefined)
-      },
-      sql.withTransaction,
-      Effect.orDie
-    )
-
-    /** Outbound messages accepted but never handed to the engine, to send after a restart. */
+    /**
+     * Outbound messages accepted but not yet acknowledged by the network, to send after a
+     * restart. They already carry their engine id, so a resend is the same message.
+     */
     const listUnsent = Effect.fn("MessageRepo.listUnsent")(
       (sessionId: string) =>
         sql<MessageRecord>`SELECT * FROM messages
-          WHERE session_id = ${sessionId} AND from_me = 1 AND status = ${"pending"} AND engine_message_id IS NULL
+          WHERE session_id = ${sessionId} AND from_me = 1 AND status = ${"pending"}
           ORDER BY created_at ASC, id ASC`.pipe(Effect.map((records) => records.map(fromRecord))),
       Effect.orDie
     )
@@ -165,7 +159,6 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
       findByEngineId,
       list,
       updateStatus,
-      markSent,
       listUnsent,
       countBySession
     } as const
