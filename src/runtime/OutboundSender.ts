@@ -26,13 +26,21 @@ export const makeOutbound = (deps: OutboundDeps) =>
     const queue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
     const queued = new Set<string>()
 
-    const awaitConnection: Effect.Effect<EngineConnection> = deps.state.changes.pipe(
-      Stream.filter((state) => state.status === "ready"),
-      Stream.take(1),
-      Stream.runDrain,
-      Effect.zipRight(Ref.get(deps.connection)),
-      Effect.flatMap(Option.match({ onNone: () => awaitConnection, onSome: Effect.succeed }))
-    )
+    const readyConnection = Effect.gen(function*() {
+      const { status } = yield* SubscriptionRef.get(deps.state)
+      return status === "ready" ? yield* Ref.get(deps.connection) : Option.none()
+    })
+    /** The connection once the session is ready; usually it already is, so look before waiting. */
+    const awaitConnection: Effect.Effect<EngineConnection> = Effect.flatMap(readyConnection, Option.match({
+      onSome: Effect.succeed,
+      onNone: () =>
+        deps.state.changes.pipe(
+          Stream.filter((state) => state.status === "ready"),
+          Stream.take(1),
+          Stream.runDrain,
+          Effect.zipRight(Effect.suspend(() => awaitConnection))
+        )
+    }))
 
     const sendOne = (messageId: string) =>
       Effect.gen(function*() {

@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Cache, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../layers/Config.js"
 import { ApiKeyRepo } from "../layers/store/ApiKeyRepo.js"
@@ -72,11 +72,15 @@ const make = Effect.gen(function*() {
     )
   }).pipe(Effect.orDie)
 
+  // Every request authenticates: remember lookups briefly instead of querying each time.
+  // A revoked key stops working within the TTL (key management invalidates at once).
+  const lookups = yield* Cache.make({ capacity: 10_000, timeToLive: Duration.seconds(5), lookup: repo.findByHash })
+
   const service: ApiKeysService = {
     authenticate: (key) =>
       Effect.gen(function*() {
         if (key.length === 0) return yield* Effect.fail(invalidKey)
-        const row = yield* repo.findByHash(hashApiKey(key))
+        const row = yield* lookups.get(hashApiKey(key))
         if (Option.isNone(row)) return yield* Effect.fail(invalidKey)
         const { id, name, role, expiresAt, revokedAt } = row.value
         if (revokedAt !== null) return yield* Effect.fail(new Unauthorized({ code: "UNAUTHORIZED", message: "this API key was revoked" }))
