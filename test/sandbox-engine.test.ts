@@ -1,13 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Ref, Scope, Stream, TestClock } from "effect"
 import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.js"
+import { SandboxLedger } from "../src/runtime/engines/sandbox/Ledger.js"
 import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
 import { type SandboxFaults, SandboxNetwork, type SandboxNetworkOptions, sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
 
 // --- harness -----------------------------------------------------------------------------
 
 const sandbox = (options: SandboxNetworkOptions) =>
-  SandboxEngineLive.pipe(Layer.provideMerge(SandboxNetwork.layer(options)))
+  SandboxEngineLive.pipe(Layer.provideMerge(SandboxNetwork.layer(options)), Layer.provide(SandboxLedger.none))
 
 /** The real store is someone else's; an in-memory AuthState is all the engine needs. */
 const makeAuth = (initialCreds: Option.Option<unknown> = Option.none()) =>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Option, Ref, TestClock } from "effect"
+import { Clock, Duration, Effect, Option, Ref, Schedule, TestClock } from "effect"
 import { advanceUntil, type Core, letFibersRun, startCore } from "./support/core.js"
+import { tempDir } from "./support/gateway.js"
 
 const reconnect = {
   initialDelay: Duration.seconds(1),
@@ -225,4 +226,32 @@ describe("SessionSupervisor", () => {
       expect(yield* core.supervisor.restore).toBe(1)
       expect([...(yield* core.supervisor.running)]).toEqual([running])
     }))
+
+  it.live("resumes, after a restart on the same data, the messages that were accepted but not yet sent", () =>
+    Effect.gen(function*() {
+      const dataDir = tempDir()
+      const settings = { dataDir, databaseUrl: `sqlite:${dataDir}/sb.db`, sandboxPairDelay: Duration.millis(20), reconnect }
+      const { sender, accepted } = yield* Effect.scoped(Effect.gen(function*() {
+        const core = yield* startCore(settings)
+        const session = yield* core.sessions.create({ name: "resumer", autoStart: true })
+        yield* core.awaitStatus(session.id, "ready")
+        // The connection is down and stays down: the message waits as `pending`.
+        yield* core.network.refuseConnections(session.id, Duration.hours(1))
+        yield* core.network.dropConnection(session.id)
+        yield* core.awaitStatus(session.id, "disconnected")
+        const accepted = yield* core.messaging.sendText(session.id, { chatId: "15550003333@c.us" as never, text: "survives" })
+        return { sender: session.id, accepted }
+      }))
+      // A new process on the same data: the session is restored and the message goes out.
+      const core = yield* startCore(settings)
+      yield* core.awaitStatus(sender, "ready")
+      const delivered = yield* core.messaging.get(sender, accepted.messageId).pipe(
+        Effect.filterOrFail((m) => m.status === "read"),
+        Effect.retry(Schedule.spaced("20 millis")),
+        Effect.timeout("5 seconds")
+      )
+      expect(delivered.statusHistory.map((h) => h.status)).toEqual(["pending", "sent", "delivered", "read"])
+      const chat = yield* core.messaging.list(sender, { chatId: "15550003333@c.us", direction: "in" }, Option.none())
+      expect(chat.items.map((m) => m.text)).toEqual(["survives"])
+    }).pipe(Effect.scoped))
 })

@@ -1,4 +1,5 @@
 import { NodeContext } from "@effect/platform-node"
+import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { HttpServerLive } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
@@ -11,14 +12,20 @@ import { Health } from "../services/Health.js"
 import { Messaging } from "../services/Messaging.js"
 import { Sessions } from "../services/Sessions.js"
 import { AppSettings, type Settings } from "./Config.js"
-import { ApiKeyRepo, AuthRepo, MessageRepo, SessionRepo, storeLayerFromUrl } from "./store/index.js"
+import { ApiKeyRepo, AuthRepo, MessageRepo, SessionRepo, SqlSandboxLedger, storeLayerFromUrl } from "./store/index.js"
 
-/** The sandbox network and its engine; the network stays visible for fault injection. */
+/**
+ * The sandbox network and its engine; the network stays visible for fault injection. Its
+ * memory is kept in the Store, so held messages survive a restart.
+ */
 export const sandboxEngineLayer = (settings: Settings) =>
-  SandboxEngineLive.pipe(Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay })))
+  SandboxEngineLive.pipe(
+    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay })),
+    Layer.provide(SqlSandboxLedger)
+  )
 
 /** The engine named by `ENGINE`. */
-export const engineFromSettings = (settings: Settings): Layer.Layer<Engine> =>
+export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, never, SqlClient.SqlClient> =>
   settings.engine === "sandbox"
     ? sandboxEngineLayer(settings)
     : Layer.die(new Error("ENGINE=baileys is not available in this build yet; use ENGINE=sandbox"))

@@ -1,5 +1,6 @@
 import { Chunk, Clock, Context, type Duration, Effect, Layer, Ref, Stream, TestClock } from "effect"
 import { SwitchboardCore } from "../../src/layers/App.js"
+import { SqlSandboxLedger } from "../../src/layers/store/SqlSandboxLedger.js"
 import type { Settings } from "../../src/layers/Config.js"
 import { type ConnectOptions, Engine } from "../../src/runtime/Engine.js"
 import { SandboxEngineLive } from "../../src/runtime/engines/sandbox/SandboxEngine.js"
@@ -21,7 +22,8 @@ const hookedSandbox = (settings: Settings, hook: ConnectHook) =>
     Effect.map(Engine, (inner) => ({ ...inner, connect: (options: ConnectOptions) => Effect.zipRight(hook(options), inner.connect(options)) }))
   ).pipe(
     Layer.provide(SandboxEngineLive),
-    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay }))
+    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay })),
+    Layer.provide(SqlSandboxLedger)
   )
 
 /**

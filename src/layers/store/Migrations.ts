@@ -1,12 +1,14 @@
 import { Migrator } from "@effect/sql"
 import initial from "./migrations/0001_initial.js"
+import sandboxLedger from "./migrations/0002_sandbox_ledger.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
  * glob: it survives bundling, and the same list serves SQLite now and Postgres later.
  */
 export const migrations = Migrator.fromRecord({
-  "0001_initial": initial
+  "0001_initial": initial,
+  "0002_sandbox_ledger": sandboxLedger
 })
 
 /**

@@ -13,3 +13,4 @@ export * from "./SqliteStore.js"
 
 /** Every repository; each needs only a `SqlClient` (e.g. from `storeLayerFromUrl`). */
 export const RepositoriesLive = Layer.mergeAll(SessionRepo.Default, AuthRepo.Default, MessageRepo.Default, ApiKeyRepo.Default)
+export * from "./SqlSandboxLedger.js"

@@ -2,14 +2,15 @@ import { Clock, Effect, HashMap, Option, Ref } from "effect"
 import { phoneOfChatId } from "../../../services/Ids.js"
 import { EngineError, EngineEvent, type SendTextCommand } from "../../Engine.js"
 import { isEchoPhone, newSandboxMessageId } from "./identity.js"
-import type { Line, SentMessage, Switchboard } from "./Switchboard.js"
+import type { SentMessage } from "./Ledger.js"
+import type { Line, Switchboard } from "./Switchboard.js"
 
 /**
  * Sending and reading on the sandbox network, built on the switchboard's routing. Like the
  * switchboard's own operations these run under its lock; the caller takes it.
  */
 export const messagingOf = (switchboard: Switchboard) => {
-  const { acknowledge, handTo, phoneOwners, requireReady, schedule, sentMessages } = switchboard
+  const { acknowledge, handTo, phoneOwners, recordSent, requireReady, schedule, sentMessages } = switchboard
 
   const sendText = (line: Line, { chatId, engineMessageId, text }: SendTextCommand) =>
     Effect.gen(function*() {
@@ -27,7 +28,7 @@ export const messagingOf = (switchboard: Switchboard) => {
       const timestamp = new Date(yield* Clock.currentTimeMillis)
       const senderPhone = line.me.phone
       const sent: SentMessage = { senderSessionId: line.sessionId, senderPhone, recipientPhone, timestamp, status: "pending" }
-      yield* Ref.update(sentMessages, HashMap.set(engineMessageId, sent))
+      yield* recordSent(engineMessageId, sent)
       yield* acknowledge(engineMessageId, "sent")
       const owner = HashMap.get(yield* Ref.get(phoneOwners), recipientPhone)
       if (Option.isSome(owner)) {

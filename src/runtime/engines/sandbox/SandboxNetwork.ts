@@ -2,6 +2,7 @@ import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Que
 import type { Me } from "../../../services/Session.js"
 import { type CloseReason, EngineError, type EngineEvent, type SendTextCommand } from "../../Engine.js"
 import { sandboxMeOf } from "./identity.js"
+import { SandboxLedger } from "./Ledger.js"
 import { messagingOf } from "./Messaging.js"
 import { makeSwitchboard } from "./Switchboard.js"
 
@@ -58,7 +59,8 @@ export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<Sa
   /** Puts the session on the network (replacing its previous connection) until the scope closes. */
   readonly attach: (sessionId: string) => Effect.Effect<SandboxLine, EngineError, Scope.Scope>
 }>() {
-  static readonly layer = (options: SandboxNetworkOptions): Layer.Layer<SandboxNetwork> =>
+  /** The network, remembering what it holds in the `SandboxLedger` it is given. */
+  static readonly layer = (options: SandboxNetworkOptions): Layer.Layer<SandboxNetwork, never, SandboxLedger> =>
     Layer.scoped(SandboxNetwork, make(options))
 }
 
@@ -70,7 +72,7 @@ const connectionLost: CloseReason = {
 
 const make = (options: SandboxNetworkOptions) =>
   Effect.gen(function*() {
-    const switchboard = yield* makeSwitchboard(Duration.decode(options.ackDelay ?? Duration.zero))
+    const switchboard = yield* makeSwitchboard(Duration.decode(options.ackDelay ?? Duration.zero), yield* SandboxLedger)
     const { serialized } = switchboard
     const messaging = messagingOf(switchboard)
     const refusedUntil = yield* Ref.make(HashMap.empty<string, number>())

@@ -2,6 +2,7 @@ import { Chunk, Clock, Deferred, Duration, Effect, HashMap, Option, Queue, Ref, 
 import { isStatusAdvance, type MessageStatus } from "../../../services/Message.js"
 import type { Me } from "../../../services/Session.js"
 import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
+import type { HeldEvent, SandboxLedger, SentMessage } from "./Ledger.js"
 
 /**
  * The routing core of the sandbox network: which session is live, what waits for whom, and
@@ -24,15 +25,6 @@ interface LiveLine extends Line {
   readonly ready: boolean
 }
 
-/** What the network remembers of a message a sandbox session sent, to route its receipts. */
-export interface SentMessage {
-  readonly senderSessionId: string
-  readonly senderPhone: string
-  readonly recipientPhone: string
-  readonly timestamp: Date
-  readonly status: MessageStatus
-}
-
 /** Network work that waits for the ack delay; run one at a time, in the order scheduled. */
 interface ScheduledWork {
   readonly dueAt: number
@@ -53,15 +45,20 @@ const replaced: CloseReason = {
 
 export type Switchboard = ReturnType<typeof switchboardOf>
 
-export const makeSwitchboard = (initialAckDelay: Duration.Duration): Effect.Effect<Switchboard, never, Scope.Scope> =>
+export const makeSwitchboard = (
+  initialAckDelay: Duration.Duration,
+  ledger: SandboxLedger["Type"]
+): Effect.Effect<Switchboard, never, Scope.Scope> =>
   Effect.gen(function*() {
     const lock = yield* Effect.makeSemaphore(1)
+    const remembered = yield* ledger.load
     const switchboard = switchboardOf({
       serialized: lock.withPermits(1),
+      ledger,
       lines: yield* Ref.make(HashMap.empty<string, LiveLine>()),
-      phoneOwners: yield* Ref.make(HashMap.empty<string, string>()),
-      waiting: yield* Ref.make(HashMap.empty<string, Chunk.Chunk<EngineEvent>>()),
-      sentMessages: yield* Ref.make(HashMap.empty<string, SentMessage>()),
+      phoneOwners: yield* Ref.make(HashMap.fromIterable(remembered.phoneOwners)),
+      waiting: yield* Ref.make(HashMap.fromIterable(remembered.held.map(([id, events]) => [id, Chunk.fromIterable(events)] as const))),
+      sentMessages: yield* Ref.make(HashMap.fromIterable(remembered.sent)),
       ackDelay: yield* Ref.make(initialAckDelay),
       scheduled: yield* Queue.unbounded<ScheduledWork>()
     })
@@ -71,16 +68,27 @@ export const makeSwitchboard = (initialAckDelay: Duration.Duration): Effect.Effe
 
 const switchboardOf = (state: {
   readonly serialized: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Every change to phoneOwners, waiting and sentMessages is written through to it. */
+  readonly ledger: SandboxLedger["Type"]
   readonly lines: Ref.Ref<HashMap.HashMap<string, LiveLine>>
-  /** Sandbox phones seen in this process, so a message can wait for a session that is away. */
+  /** Sandbox phones seen on the network, so a message can wait for a session that is away. */
   readonly phoneOwners: Ref.Ref<HashMap.HashMap<string, string>>
   /** Events for sessions that are not Ready, in arrival order. */
-  readonly waiting: Ref.Ref<HashMap.HashMap<string, Chunk.Chunk<EngineEvent>>>
+  readonly waiting: Ref.Ref<HashMap.HashMap<string, Chunk.Chunk<HeldEvent>>>
   readonly sentMessages: Ref.Ref<HashMap.HashMap<string, SentMessage>>
   readonly ackDelay: Ref.Ref<Duration.Duration>
   readonly scheduled: Queue.Queue<ScheduledWork>
 }) => {
-  const { serialized, lines, phoneOwners, waiting, sentMessages, ackDelay, scheduled } = state
+  const { serialized, ledger, lines, phoneOwners, waiting, sentMessages, ackDelay, scheduled } = state
+
+  const recordSent = (engineMessageId: string, message: SentMessage) =>
+    Effect.zipRight(Ref.update(sentMessages, HashMap.set(engineMessageId, message)), ledger.recordSent(engineMessageId, message))
+
+  const setHeld = (sessionId: string, events: Chunk.Chunk<HeldEvent>) =>
+    Effect.zipRight(
+      Ref.update(waiting, Chunk.isEmpty(events) ? HashMap.remove(sessionId) : HashMap.set(sessionId, events)),
+      ledger.hold(sessionId, Chunk.toReadonlyArray(events))
+    )
 
   const liveLine = (sessionId: string) => Ref.get(lines).pipe(Effect.map(HashMap.get(sessionId)))
 
@@ -112,12 +120,13 @@ const switchboardOf = (state: {
   )
 
   /** Hands an event to the session now if it is Ready, else keeps it until it is. */
-  const handTo = (sessionId: string, event: EngineEvent): Effect.Effect<void> =>
-    liveLine(sessionId).pipe(Effect.flatMap((live) =>
-      Option.isSome(live) && live.value.ready
-        ? deliver(live.value, event)
-        : Ref.update(waiting, HashMap.modifyAt(sessionId, (events) => Option.some(Chunk.append(Option.getOrElse(events, Chunk.empty), event))))
-    ))
+  const handTo = (sessionId: string, event: HeldEvent): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const live = yield* liveLine(sessionId)
+      if (Option.isSome(live) && live.value.ready) return yield* deliver(live.value, event)
+      const held = Option.getOrElse(HashMap.get(yield* Ref.get(waiting), sessionId), Chunk.empty<HeldEvent>)
+      yield* setHeld(sessionId, Chunk.append(held, event))
+    })
 
   /** Puts the event on the connection; a message reaching its recipient earns the sender a `delivered`. */
   const deliver = (line: Line, event: EngineEvent): Effect.Effect<void> =>
@@ -132,7 +141,7 @@ const switchboardOf = (state: {
     Effect.gen(function*() {
       const message = HashMap.get(yield* Ref.get(sentMessages), engineMessageId)
       if (Option.isNone(message) || !isStatusAdvance(message.value.status, status)) return
-      yield* Ref.update(sentMessages, HashMap.set(engineMessageId, { ...message.value, status }))
+      yield* recordSent(engineMessageId, { ...message.value, status })
       yield* handTo(message.value.senderSessionId, EngineEvent.MessageStatusChanged({ engineMessageId, status }))
     })
 
@@ -153,7 +162,11 @@ const switchboardOf = (state: {
       if (Option.isSome(previous)) yield* close(previous.value, replaced)
       const live: LiveLine = { ...line, ready: false }
       yield* Ref.update(lines, HashMap.set(line.sessionId, live))
-      yield* Ref.update(phoneOwners, HashMap.set(line.me.phone, line.sessionId))
+      const owner = HashMap.get(yield* Ref.get(phoneOwners), line.me.phone)
+      if (Option.isNone(owner) || owner.value !== line.sessionId) {
+        yield* Ref.update(phoneOwners, HashMap.set(line.me.phone, line.sessionId))
+        yield* ledger.rememberOwner(line.me.phone, line.sessionId)
+      }
     })
 
   /** The scope closed: the session is away; whatever arrives for it now waits. */
@@ -170,8 +183,9 @@ const switchboardOf = (state: {
       const ready: LiveLine = { ...live.value, ready: true }
       yield* Ref.update(lines, HashMap.set(line.sessionId, ready))
       yield* Queue.offer(line.inbox, EngineEvent.Ready({ me: line.me }))
-      const held = Option.getOrElse(HashMap.get(yield* Ref.get(waiting), line.sessionId), Chunk.empty)
-      yield* Ref.update(waiting, HashMap.remove(line.sessionId))
+      const held = Option.getOrElse(HashMap.get(yield* Ref.get(waiting), line.sessionId), Chunk.empty<HeldEvent>)
+      if (Chunk.isEmpty(held)) return
+      yield* setHeld(line.sessionId, Chunk.empty())
       yield* Effect.forEach(held, (event) => deliver(line, event), { discard: true })
     })
 
@@ -183,6 +197,7 @@ const switchboardOf = (state: {
     runScheduledWork,
     phoneOwners,
     sentMessages,
+    recordSent,
     liveLine,
     emitIfLive,
     close,
