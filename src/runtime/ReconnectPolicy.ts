@@ -22,8 +22,12 @@ export const reconnectSchedule = (settings: ReconnectSettings) =>
     Schedule.intersect(Schedule.recurs(settings.maxAttempts))
   )
 
-/** How the supervisor restarts an actor that crashed: quickly at first, at most once a minute. */
+/**
+ * How the supervisor restarts an actor that crashed: quickly at first, at most once a minute,
+ * and quickly again once it has run for five minutes without crashing.
+ */
 export const actorRestartSchedule = Schedule.exponential("500 millis", 2).pipe(
   Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.minutes(1))),
-  Schedule.jittered
+  Schedule.jittered,
+  Schedule.resetAfter("5 minutes")
 )

@@ -5,7 +5,7 @@ import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { Conflict, EngineFailure } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
 import type { LastError, SessionStatus } from "../services/Session.js"
-import type { CloseReason, EngineConnection, EngineEvent } from "./Engine.js"
+import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./Engine.js"
 import { Engine } from "./Engine.js"
 import { handleEngineEvent } from "./InboundEvents.js"
 import { makeOutbound } from "./OutboundSender.js"
@@ -192,6 +192,26 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
     yield* Effect.forkScoped(reportingCrash(outbound.run))
     for (const row of yield* messages.listUnsent(sessionId)) yield* outbound.enqueue(row.id)
 
+    /**
+     * Runs an engine call that needs the connection in a given status and answers the caller,
+     * without holding up the mailbox while the engine works.
+     */
+    const answerWithConnection = <A>(
+      required: SessionStatus,
+      reply: Deferred.Deferred<A, Conflict | EngineFailure>,
+      use: (conn: EngineConnection) => Effect.Effect<A, EngineError>
+    ) =>
+      Effect.gen(function*() {
+        const conn = yield* Ref.get(connection)
+        const { status } = yield* SubscriptionRef.get(state)
+        const result = Option.isNone(conn) || status !== required
+          ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `the session is ${status}; this needs it ${required}` }))
+          : use(conn.value).pipe(Effect.mapError((e) =>
+            new EngineFailure({ code: "ENGINE_ERROR", message: e.message, details: { engineCode: e.code } })
+          ))
+        yield* Effect.forkScoped(Effect.intoDeferred(result, reply))
+      })
+
     let generation = 0
     const startLink = Effect.suspend(() => Effect.forkScoped(reportingCrash(linkLoop(++generation))))
     let link = yield* startLink
@@ -202,33 +222,12 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
         case "Send":
           yield* outbound.enqueue(command.messageId)
           break
-        case "RequestPairingCode": {
-          const conn = yield* Ref.get(connection)
-          const { status } = yield* SubscriptionRef.get(state)
-          const result = Option.isNone(conn) || status !== "qr_ready"
-            ? Effect.fail(
-              new Conflict({
-                code: "SESSION_NOT_READY",
-                message: "a pairing code needs the session to be showing a QR (status qr_ready)"
-              })
-            )
-            : conn.value.requestPairingCode(command.phoneNumber).pipe(
-              Effect.mapError((e) => new EngineFailure({ code: "ENGINE_ERROR", message: e.message }))
-            )
-          yield* Effect.forkScoped(Effect.intoDeferred(result, command.reply))
+        case "RequestPairingCode":
+          yield* answerWithConnection("qr_ready", command.reply, (conn) => conn.requestPairingCode(command.phoneNumber))
           break
-        }
-        case "MarkRead": {
-          const conn = yield* Ref.get(connection)
-          const { status } = yield* SubscriptionRef.get(state)
-          const result = Option.isNone(conn) || status !== "ready"
-            ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `session is ${status}; read receipts need it ready` }))
-            : conn.value.markRead(command.chatId, command.engineMessageIds).pipe(
-              Effect.mapError((e) => new EngineFailure({ code: "ENGINE_ERROR", message: e.message }))
-            )
-          yield* Effect.forkScoped(Effect.intoDeferred(result, command.reply))
+        case "MarkRead":
+          yield* answerWithConnection("ready", command.reply, (conn) => conn.markRead(command.chatId, command.engineMessageIds))
           break
-        }
         case "Restart":
           yield* Fiber.interrupt(link)
           link = yield* startLink

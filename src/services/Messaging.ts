@@ -3,7 +3,7 @@ import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { Conflict, type EngineFailure, messageNotFound, type NotFound, sessionNotFound } from "./Errors.js"
+import { Conflict, type EngineFailure, messageNotFound, type NotFound } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
 import type { MarkReadRequest, Message, MessageFilter, SendResult, SendTextRequest } from "./Message.js"
 import type { Page, PageRequest } from "./Pagination.js"
@@ -31,15 +31,9 @@ const make = Effect.gen(function*() {
   const supervisor = yield* SessionSupervisor
   const engine = yield* Engine
 
-  const findSession = (sessionId: string) =>
-    Effect.flatMap(sessions.findById(sessionId), Option.match({
-      onNone: () => Effect.fail(sessionNotFound(sessionId)),
-      onSome: Effect.succeed
-    }))
-
   const get = (sessionId: string, messageId: string) =>
     Effect.zipRight(
-      findSession(sessionId),
+      sessions.get(sessionId),
       Effect.flatMap(messages.findById(sessionId, messageId), Option.match({
         onNone: () => Effect.fail(messageNotFound(messageId)),
         onSome: Effect.succeed
@@ -49,7 +43,7 @@ const make = Effect.gen(function*() {
   const service: MessagingService = {
     sendText: (sessionId, request) =>
       Effect.gen(function*() {
-        const session = yield* findSession(sessionId)
+        const session = yield* sessions.get(sessionId)
         if (!acceptsSends(session.status)) {
           return yield* Effect.fail(
             new Conflict({
@@ -86,7 +80,7 @@ const make = Effect.gen(function*() {
       }),
     markRead: (sessionId, { chatId, messageIds }) =>
       Effect.gen(function*() {
-        yield* findSession(sessionId)
+        yield* sessions.get(sessionId)
         const wanted = messageIds === undefined ? undefined : new Set(messageIds)
         const unread = (yield* messages.list(sessionId, { chatId, direction: "in", status: "delivered" }, Option.none())).items
           .filter((message) => wanted === undefined || wanted.has(message.id))
@@ -99,7 +93,7 @@ const make = Effect.gen(function*() {
         yield* Effect.forEach(rows, (row) => messages.updateStatus(row.id, "read", at), { discard: true })
         return { chatId, read: rows.length }
       }),
-    list: (sessionId, filter, page) => Effect.zipRight(findSession(sessionId), messages.list(sessionId, filter, page)),
+    list: (sessionId, filter, page) => Effect.zipRight(sessions.get(sessionId), messages.list(sessionId, filter, page)),
     get
   }
   return service

@@ -3,7 +3,7 @@ import QRCode from "qrcode"
 import { AppSettings } from "../layers/Config.js"
 import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { Conflict, type EngineFailure, type NotFound, sessionNotFound } from "./Errors.js"
+import { Conflict, type EngineFailure, type NotFound } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
 import type { Page, PageRequest } from "./Pagination.js"
 import {
@@ -64,11 +64,7 @@ const make = Effect.gen(function*() {
   const supervisor = yield* SessionSupervisor
   const settings = yield* AppSettings
 
-  const find = (sessionId: string) =>
-    Effect.flatMap(repo.findById(sessionId), Option.match({
-      onNone: () => Effect.fail(sessionNotFound(sessionId)),
-      onSome: Effect.succeed
-    }))
+  const find = repo.get
   const get = (sessionId: string) => Effect.map(find(sessionId), toSession)
 
   const awaitStatus: SessionsService["awaitStatus"] = (sessionId, predicate, timeout) =>

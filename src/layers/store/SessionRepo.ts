@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { DateTime, Effect, Option } from "effect"
-import { Conflict } from "../../services/Errors.js"
+import { Conflict, sessionNotFound } from "../../services/Errors.js"
 import type { Page, PageRequest } from "../../services/Pagination.js"
 import type { EngineName, LastError, SessionStatus } from "../../services/Session.js"
 import { fromIntegerBoolean, fromJsonColumn, isUniqueViolation, toIntegerBoolean, toJsonColumn } from "./columns.js"
@@ -98,6 +98,13 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
       Effect.orDie
     )
 
+    /** The session, or a 404 `SESSION_NOT_FOUND`: what every API call on a session starts with. */
+    const get = (id: string) =>
+      Effect.flatMap(findById(id), Option.match({
+        onNone: () => Effect.fail(sessionNotFound(id)),
+        onSome: Effect.succeed
+      }))
+
     const findByName = Effect.fn("SessionRepo.findByName")(
       (name: string) => selectOne(sql`name = ${name}`),
       Effect.orDie
@@ -179,6 +186,6 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
       Effect.orDie
     )
 
-    return { insert, findById, findByName, list, listDesiredRunning, update, remove } as const
+    return { insert, findById, get, findByName, list, listDesiredRunning, update, remove } as const
   })
 }) {}
