@@ -131,7 +131,6 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
       Effect.orDie
     )
 
-    /** Records the engine's id even when the status cannot advance (e.g. already `failed`). */
     /**
      * Outbound messages accepted but not yet acknowledged by the network, to send after a
      * restart. They already carry their engine id, so a resend is the same message.
