@@ -52,7 +52,9 @@ describe("authentication", () => {
     const openapi = await gateway().call("GET", "/api/openapi.json", { key: null })
     expect(openapi.status).toBe(200)
     expect(openapi.body.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", name: "X-API-Key", in: "header" })
-    expect(Object.keys(openapi.body.paths)).toContain("/api/sessions/{sessionId}/messages/send-text")
+    // Swagger's "Authorize" applies the key to exactly the operations that declare it.
+    expect(openapi.body.paths["/api/sessions/{sessionId}/messages/send-text"].post.security).toContainEqual({ apiKey: [] })
+    expect(openapi.body.paths["/api/health"].get.security).toEqual([])
     const docs = await gateway().call("GET", "/api/docs", { key: null })
     expect(docs.status).toBe(200)
     // Offline: the UI is inlined, nothing is fetched from a CDN.
