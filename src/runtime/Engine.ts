@@ -111,4 +111,9 @@ export class Engine extends Context.Tag("switchboard/Engine")<Engine, {
   readonly newMessageId: () => string
   /** Opens a connection that lives until the scope closes (which ends the socket). */
   readonly connect: (options: ConnectOptions) => Effect.Effect<EngineConnection, EngineError, Scope.Scope>
+  /**
+   * Drops whatever the engine keeps about a session beyond its `AuthState` (which the
+   * gateway wipes itself); called when the session is deleted, after it was logged out.
+   */
+  readonly forget: (sessionId: string) => Effect.Effect<void>
 }>() {}

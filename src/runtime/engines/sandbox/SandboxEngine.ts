@@ -109,6 +109,8 @@ export const SandboxEngineLive: Layer.Layer<Engine, never, SandboxNetwork> = Lay
   SandboxNetwork.pipe(Effect.map((network) => Engine.of({
     name: "sandbox",
     newMessageId: newSandboxMessageId,
+    // Placeholder until the network forgets a deleted session (held events, phone owner).
+    forget: () => Effect.void,
     connect: (options) => connect(network, options)
   })))
 )
