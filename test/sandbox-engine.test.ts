@@ -1,7 +1,13 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Ref, Scope, Stream, TestClock } from "effect"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { SqliteStoreLive } from "../src/layers/store/SqliteStore.js"
+import { SqlSandboxLedger } from "../src/layers/store/SqlSandboxLedger.js"
 import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.js"
-import { SandboxLedger } from "../src/runtime/engines/sandbox/Ledger.js"
+import { type HeldEntry, SandboxLedger, type SentMessage } from "../src/runtime/engines/sandbox/Ledger.js"
 import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
 import { type SandboxFaults, SandboxNetwork, type SandboxNetworkOptions, sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
 
@@ -9,6 +15,49 @@ import { type SandboxFaults, SandboxNetwork, type SandboxNetworkOptions, sandbox
 
 const sandbox = (options: SandboxNetworkOptions) =>
   SandboxEngineLive.pipe(Layer.provideMerge(SandboxNetwork.layer(options)), Layer.provide(SandboxLedger.none))
+
+/** A network on a ledger that outlives it: building this layer again is a restarted gateway. */
+const sandboxOn = (ledger: SandboxLedger["Type"], options: SandboxNetworkOptions) =>
+  SandboxEngineLive.pipe(Layer.provideMerge(SandboxNetwork.layer(options)), Layer.provide(Layer.succeed(SandboxLedger, ledger)))
+
+/** The durable ledger's contract in plain maps, counting the `hold` writes per session. */
+const makeMemoryLedger = () => {
+  const owners = new Map<string, string>()
+  const held = new Map<string, HeldEntry>()
+  const sent = new Map<string, SentMessage>()
+  const holdWrites = new Map<string, number>()
+  const rowId = (sessionId: string, key: string) => `${sessionId} ${key}`
+  const ledger: SandboxLedger["Type"] = {
+    load: Effect.sync(() => ({
+      phoneOwners: [...owners],
+      held: [...held.values()].sort((a, b) => a.seq - b.seq),
+      sent: [...sent]
+    })),
+    rememberOwner: (phone, sessionId) => Effect.sync(() => void owners.set(phone, sessionId)),
+    hold: (sessionId, key, seq, event) =>
+      Effect.sync(() => {
+        holdWrites.set(sessionId, (holdWrites.get(sessionId) ?? 0) + 1)
+        if (!held.has(rowId(sessionId, key))) held.set(rowId(sessionId, key), { sessionId, key, seq, event })
+      }),
+    release: (sessionId, key) => Effect.sync(() => void held.delete(rowId(sessionId, key))),
+    recordSent: (engineMessageId, message) => Effect.sync(() => void sent.set(engineMessageId, message)),
+    forgetSession: (sessionId) =>
+      Effect.sync(() => {
+        for (const [id, entry] of held) if (entry.sessionId === sessionId) held.delete(id)
+        for (const [phone, owner] of owners) if (owner === sessionId) owners.delete(phone)
+        for (const [id, message] of sent) if (message.senderSessionId === sessionId) sent.delete(id)
+      })
+  }
+  return {
+    ledger,
+    /** What is held for the session, in seq order, as "msg:<id>" / "status:<id>:<status>" keys. */
+    heldKeys: (sessionId: string) =>
+      [...held.values()].filter((entry) => entry.sessionId === sessionId).sort((a, b) => a.seq - b.seq).map((entry) => entry.key),
+    holdWrites: (sessionId: string) => holdWrites.get(sessionId) ?? 0,
+    owners,
+    sent
+  }
+}
 
 /** The real store is someone else's; an in-memory AuthState is all the engine needs. */
 const makeAuth = (initialCreds: Option.Option<unknown> = Option.none()) =>
@@ -69,6 +118,19 @@ const openSession = (sessionId: string, auth?: AuthState) =>
   })
 
 type TestSession = Effect.Effect.Success<ReturnType<typeof openSession>>
+
+/** Connects, but nobody consumes the events until the test pulls them one at a time. */
+const openIdle = (sessionId: string) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const scope = yield* Scope.make()
+    const connection = yield* engine.connect({ sessionId, auth: yield* linkedAuth, proxyUrl: Option.none() }).pipe(Scope.extend(scope))
+    const pull = yield* Stream.toPull(connection.events).pipe(Scope.extend(scope))
+    return {
+      pullOne: pull.pipe(Effect.map(Chunk.toReadonlyArray)),
+      goOffline: Scope.close(scope, Exit.void)
+    }
+  })
 
 /** Waits for the next event of that kind, skipping others (QRs, status noise). */
 const waitFor = <Tag extends EngineEvent["_tag"]>(session: TestSession, tag: Tag) =>
@@ -369,4 +431,182 @@ describe("faults and connection lifetime", () => {
       yield* Deferred.await(alice.ended)
       expect(yield* network.isOnline("alice")).toBe(false)
     }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+})
+
+describe("held until the consumer takes it", () => {
+  it.scoped("a message offered but not pulled is not delivered; after the line closes it arrives once on reconnect", () =>
+    Effect.gen(function*() {
+      const alice = yield* openReady("alice")
+      const bobIdle = yield* openIdle("bob")
+      expect((yield* bobIdle.pullOne).map((event) => event._tag)).toEqual(["Ready"])
+
+      const { engineMessageId } = yield* alice.send(`${sandboxPhoneOf("bob")}@c.us`, "wait for me")
+      yield* TestClock.adjust("1 minute")
+      expect((yield* drained(alice)).map(statusOf)).toEqual([`${engineMessageId}:sent`])
+
+      yield* bobIdle.goOffline // the message is still in that line's inbox, never pulled
+      const bob = yield* openSession("bob")
+      expect((yield* bob.nextEvent)._tag).toBe("Ready")
+      expect(yield* bob.nextEvent).toMatchObject({ _tag: "MessageReceived", message: { engineMessageId, text: "wait for me" } })
+      expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:delivered`)
+      expect(yield* drained(bob)).toHaveLength(0)
+      expect(yield* drained(alice)).toHaveLength(0)
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("keeps the held row while the event waits in a Ready line's inbox, and releases it when pulled", () =>
+    Effect.gen(function*() {
+      const memory = makeMemoryLedger()
+      yield* Effect.gen(function*() {
+        const alice = yield* openReady("alice")
+        const bobIdle = yield* openIdle("bob")
+        yield* bobIdle.pullOne // Ready
+        const { engineMessageId } = yield* alice.send(`${sandboxPhoneOf("bob")}@c.us`, "in the inbox")
+        yield* drained(alice)
+        expect(memory.heldKeys("bob")).toEqual([`msg:${engineMessageId}`])
+
+        expect(yield* bobIdle.pullOne).toMatchObject([{ _tag: "MessageReceived", message: { engineMessageId } }])
+        expect(memory.heldKeys("bob")).toEqual([])
+        expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:delivered`)
+        expect(memory.heldKeys("alice")).toEqual([]) // alice's consumer took her receipts too
+      }).pipe(Effect.provide(sandboxOn(memory.ledger, { pairDelay: "5 seconds" })))
+    }))
+
+  it.scoped("survives a restart: held messages and owed receipts come back in order from the ledger", () =>
+    Effect.gen(function*() {
+      const memory = makeMemoryLedger()
+      const bobChat = `${sandboxPhoneOf("bob")}@c.us`
+
+      const ids = yield* Effect.gen(function*() {
+        const alice = yield* openReady("alice")
+        const bob = yield* openReady("bob")
+        yield* bob.goOffline
+        yield* (yield* faults).delayAcks("10 seconds")
+        const sent = yield* Effect.forEach(["one", "two", "three"], (text) => alice.send(bobChat, text))
+        yield* alice.goOffline
+        yield* TestClock.adjust("10 seconds") // the `sent` receipts now wait for alice
+        return sent.map(({ engineMessageId }) => engineMessageId)
+      }).pipe(Effect.provide(sandboxOn(memory.ledger, { pairDelay: "5 seconds" })))
+
+      expect(memory.heldKeys("bob")).toEqual(ids.map((id) => `msg:${id}`))
+      expect(memory.heldKeys("alice")).toEqual(ids.map((id) => `status:${id}:sent`))
+
+      // A new network on the same ledger: the gateway was restarted.
+      yield* Effect.gen(function*() {
+        const bob = yield* openSession("bob")
+        expect((yield* bob.nextEvent)._tag).toBe("Ready")
+        const received = [yield* bob.nextEvent, yield* bob.nextEvent, yield* bob.nextEvent]
+        expect(received.map((event) => event._tag === "MessageReceived" && event.message.text)).toEqual(["one", "two", "three"])
+        yield* drained(bob)
+        expect(memory.heldKeys("bob")).toEqual([])
+
+        const alice = yield* openSession("alice")
+        expect((yield* alice.nextEvent)._tag).toBe("Ready")
+        const statuses = yield* Effect.forEach(Array.from({ length: 6 }), () => alice.nextEvent)
+        expect(statuses.map(statusOf)).toEqual([
+          ...ids.map((id) => `${id}:sent`),
+          ...ids.map((id) => `${id}:delivered`)
+        ])
+        expect(yield* drained(alice)).toHaveLength(0)
+        expect(memory.heldKeys("alice")).toEqual([])
+      }).pipe(Effect.provide(sandboxOn(memory.ledger, { pairDelay: "5 seconds" })))
+    }))
+
+  it.scoped("hands over 50 held messages in arrival order, at one ledger write each", () =>
+    Effect.gen(function*() {
+      const memory = makeMemoryLedger()
+      yield* Effect.gen(function*() {
+        const bobBefore = yield* openReady("bob")
+        yield* bobBefore.goOffline
+        const alice = yield* openReady("alice")
+        const texts = Array.from({ length: 50 }, (_, i) => `message ${i}`)
+        yield* Effect.forEach(texts, (text) => alice.send(bobBefore.chatId, text), { discard: true })
+        expect(memory.holdWrites("bob")).toBe(50)
+        expect(memory.heldKeys("bob")).toHaveLength(50)
+
+        const bob = yield* openSession("bob")
+        expect((yield* bob.nextEvent)._tag).toBe("Ready")
+        const received = yield* Effect.forEach(texts, () => bob.nextEvent)
+        expect(received.map((event) => event._tag === "MessageReceived" && event.message.text)).toEqual(texts)
+        yield* drained(bob)
+        expect(memory.heldKeys("bob")).toEqual([])
+        expect(memory.holdWrites("bob")).toBe(50) // reconnecting re-offers, it does not re-hold
+      }).pipe(Effect.provide(sandboxOn(memory.ledger, { pairDelay: "5 seconds" })))
+    }))
+
+  it.scoped("Engine.forget drops a session's held events and phone: a later message to it stays at sent", () =>
+    Effect.gen(function*() {
+      const memory = makeMemoryLedger()
+      yield* Effect.gen(function*() {
+        const engine = yield* Engine
+        const bobBefore = yield* openReady("bob")
+        const fromBob = yield* bobBefore.send(`${sandboxPhoneOf("carol")}@c.us`, "bob's own message")
+        yield* bobBefore.goOffline
+        const alice = yield* openReady("alice")
+        const held = yield* alice.send(bobBefore.chatId, "held for bob")
+        yield* drained(alice)
+        expect(memory.heldKeys("bob")).toEqual([`msg:${held.engineMessageId}`])
+
+        yield* engine.forget("bob")
+        expect(memory.heldKeys("bob")).toEqual([])
+        expect([...memory.owners.values()]).not.toContain("bob")
+        expect(memory.sent.has(held.engineMessageId)).toBe(true) // alice's record stays
+        expect(memory.sent.has(fromBob.engineMessageId)).toBe(false)
+
+        const later = yield* alice.send(bobBefore.chatId, "anyone?")
+        yield* TestClock.adjust("1 minute")
+        expect((yield* drained(alice)).map(statusOf)).toEqual([`${later.engineMessageId}:sent`])
+
+        // Coming back, the session owns its phone again but finds nothing of before.
+        const bob = yield* openSession("bob")
+        expect((yield* bob.nextEvent)._tag).toBe("Ready")
+        expect(yield* drained(bob)).toHaveLength(0)
+        expect(yield* drained(alice)).toHaveLength(0)
+      }).pipe(Effect.provide(sandboxOn(memory.ledger, { pairDelay: "5 seconds" })))
+    }))
+})
+
+describe("on the SQL ledger in a SQLite file", () => {
+  const ledgerAt = (file: string) => Layer.provide(SqlSandboxLedger, SqliteStoreLive(file))
+  const heldRows = (file: string, sessionId: string) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ event_key: string }>`SELECT event_key FROM sandbox_held_events WHERE session_id = ${sessionId} ORDER BY seq`
+    ).pipe(Effect.map((rows) => rows.map((row) => row.event_key)), Effect.provide(SqliteStoreLive(file)))
+
+  it.effect("a restarted sandbox network finds in the file what it held, and hands it over in order", () =>
+    Effect.gen(function*() {
+      const file = join(mkdtempSync(join(tmpdir(), "switchboard-sandbox-")), "store.db")
+      const networkOnFile = () => SandboxNetwork.layer({ pairDelay: 0 }).pipe(Layer.provide(ledgerAt(file)))
+      const bobChat = `${sandboxPhoneOf("bob")}@c.us`
+      const ids = ["SB-ONE", "SB-TWO", "SB-THREE"]
+
+      yield* Effect.gen(function*() {
+        const network = yield* SandboxNetwork
+        // Bob is seen on the network once, then away.
+        yield* Effect.scoped(Effect.flatMap(network.attach("bob"), (bob) => bob.becomeReady))
+        const alice = yield* network.attach("alice")
+        yield* alice.becomeReady
+        yield* Effect.forEach(ids, (engineMessageId) => alice.sendText({ engineMessageId, chatId: bobChat, text: engineMessageId }))
+        // The `sent` receipts reach alice's inbox, but nobody pulls them: they stay held.
+        yield* TestClock.adjust(Duration.millis(1))
+      }).pipe(Effect.scoped, Effect.provide(networkOnFile()))
+      expect(yield* heldRows(file, "bob")).toEqual(ids.map((id) => `msg:${id}`))
+      expect(yield* heldRows(file, "alice")).toEqual(ids.map((id) => `status:${id}:sent`))
+
+      yield* Effect.gen(function*() {
+        const network = yield* SandboxNetwork
+        const bob = yield* network.attach("bob")
+        yield* bob.becomeReady
+        const toBob = yield* bob.events.pipe(Stream.take(1 + ids.length), Stream.runCollect)
+        expect(Chunk.toReadonlyArray(toBob).map((event) => event._tag === "MessageReceived" ? event.message.text : event._tag))
+          .toEqual(["Ready", ...ids])
+        const alice = yield* network.attach("alice")
+        yield* alice.becomeReady
+        const toAlice = yield* alice.events.pipe(Stream.take(1 + 2 * ids.length), Stream.runCollect)
+        expect(Chunk.toReadonlyArray(toAlice).map((event) =>
+          event._tag === "MessageStatusChanged" ? `${event.engineMessageId}:${event.status}` : event._tag
+        )).toEqual(["Ready", ...ids.map((id) => `${id}:sent`), ...ids.map((id) => `${id}:delivered`)])
+      }).pipe(Effect.scoped, Effect.provide(networkOnFile()))
+      expect(yield* heldRows(file, "bob")).toEqual([])
+      expect(yield* heldRows(file, "alice")).toEqual([])
+    }))
 })

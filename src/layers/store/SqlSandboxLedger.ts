@@ -3,8 +3,9 @@ import { Effect, Layer } from "effect"
 import { decodeHeld, decodeSent, encodeHeld, encodeSent, SandboxLedger } from "../../runtime/engines/sandbox/Ledger.js"
 
 /**
- * The sandbox network's memory in the Store, so that messages held for an offline sandbox
- * session, and the receipts owed to their senders, survive a restart of the gateway.
+ * The sandbox network's memory in the Store, so that messages held for a sandbox session
+ * until its consumer took them, and the receipts owed to their senders, survive a restart of
+ * the gateway. One row per held event: holding and releasing are single-row writes.
  */
 export const SqlSandboxLedger = Layer.effect(
   SandboxLedger,
@@ -13,25 +14,34 @@ export const SqlSandboxLedger = Layer.effect(
     return SandboxLedger.of({
       load: Effect.gen(function*() {
         const owners = yield* sql<{ phone: string; session_id: string }>`SELECT phone, session_id FROM sandbox_phone_owners`
-        const held = yield* sql<{ session_id: string; events: string }>`SELECT session_id, events FROM sandbox_held_events`
+        // Postgres returns BIGINT as a string; SQLite as a number.
+        const held = yield* sql<{ session_id: string; event_key: string; seq: number | string; event: string }>`
+          SELECT session_id, event_key, seq, event FROM sandbox_held_events ORDER BY seq`
         const sent = yield* sql<{ engine_message_id: string; message: string }>`SELECT engine_message_id, message FROM sandbox_sent_messages`
         return {
           phoneOwners: owners.map((row) => [row.phone, row.session_id] as const),
-          held: held.map((row) => [row.session_id, decodeHeld(row.events)] as const),
+          held: held.map((row) => ({ sessionId: row.session_id, key: row.event_key, seq: Number(row.seq), event: decodeHeld(row.event) })),
           sent: sent.map((row) => [row.engine_message_id, decodeSent(row.message)] as const)
         }
       }).pipe(Effect.orDie),
       rememberOwner: (phone, sessionId) =>
         sql`INSERT INTO sandbox_phone_owners (phone, session_id) VALUES (${phone}, ${sessionId})
           ON CONFLICT (phone) DO UPDATE SET session_id = excluded.session_id`.pipe(Effect.asVoid, Effect.orDie),
-      hold: (sessionId, events) =>
-        (events.length === 0
-          ? sql`DELETE FROM sandbox_held_events WHERE session_id = ${sessionId}`
-          : sql`INSERT INTO sandbox_held_events (session_id, events) VALUES (${sessionId}, ${encodeHeld(events)})
-            ON CONFLICT (session_id) DO UPDATE SET events = excluded.events`).pipe(Effect.asVoid, Effect.orDie),
+      hold: (sessionId, key, seq, event) =>
+        sql`INSERT INTO sandbox_held_events (session_id, event_key, seq, event) VALUES (${sessionId}, ${key}, ${seq}, ${encodeHeld(event)})
+          ON CONFLICT (session_id, event_key) DO NOTHING`.pipe(Effect.asVoid, Effect.orDie),
+      release: (sessionId, key) =>
+        sql`DELETE FROM sandbox_held_events WHERE session_id = ${sessionId} AND event_key = ${key}`.pipe(Effect.asVoid, Effect.orDie),
       recordSent: (engineMessageId, message) =>
-        sql`INSERT INTO sandbox_sent_messages (engine_message_id, message) VALUES (${engineMessageId}, ${encodeSent(message)})
-          ON CONFLICT (engine_message_id) DO UPDATE SET message = excluded.message`.pipe(Effect.asVoid, Effect.orDie)
+        sql`INSERT INTO sandbox_sent_messages (engine_message_id, sender_session_id, message)
+          VALUES (${engineMessageId}, ${message.senderSessionId}, ${encodeSent(message)})
+          ON CONFLICT (engine_message_id) DO UPDATE SET message = excluded.message`.pipe(Effect.asVoid, Effect.orDie),
+      forgetSession: (sessionId) =>
+        Effect.all([
+          sql`DELETE FROM sandbox_held_events WHERE session_id = ${sessionId}`,
+          sql`DELETE FROM sandbox_phone_owners WHERE session_id = ${sessionId}`,
+          sql`DELETE FROM sandbox_sent_messages WHERE sender_session_id = ${sessionId}`
+        ], { discard: true }).pipe(sql.withTransaction, Effect.orDie)
     })
   })
 )

@@ -11,50 +11,77 @@ export interface SentMessage {
   readonly status: MessageStatus
 }
 
-/** Events the network holds for a session that is away: messages for it, receipts owed to it. */
+/** Events the network holds for a session until its consumer took them: messages for it, receipts owed to it. */
 export type HeldEvent = Extract<EngineEvent, { readonly _tag: "MessageReceived" | "MessageStatusChanged" }>
+
+/** One event held for one session. */
+export interface HeldEntry {
+  readonly sessionId: string
+  /** Identifies the event within the session (see `heldKeyOf`): the same event is held once. */
+  readonly key: string
+  /** Arrival order across the whole network; events are handed over in this order. */
+  readonly seq: number
+  readonly event: HeldEvent
+}
 
 export interface LedgerContents {
   readonly phoneOwners: ReadonlyArray<readonly [phone: string, sessionId: string]>
-  readonly held: ReadonlyArray<readonly [sessionId: string, events: ReadonlyArray<HeldEvent>]>
+  /** Ordered by `seq`. */
+  readonly held: ReadonlyArray<HeldEntry>
   readonly sent: ReadonlyArray<readonly [engineMessageId: string, message: SentMessage]>
 }
 
 /**
- * The simulated server's memory. A real WhatsApp server keeps messages for a phone that is
- * off, and the receipts owed to their senders, whatever happens to the gateway; the sandbox
- * writes the same facts through to a ledger so that a restarted gateway (even after kill -9)
- * finds them. The switchboard keeps its working copy in memory and loads it from here once.
+ * The simulated server's memory. A real WhatsApp server keeps a message for a device until the
+ * device acknowledged it, and the receipts owed to their senders, whatever happens to the
+ * gateway; the sandbox writes the same facts through to a ledger so that a restarted gateway
+ * (even after kill -9) finds them. The switchboard keeps its working copy in memory and loads
+ * it from here once. Every held event is a row of its own, so holding n events costs n writes.
  */
 export class SandboxLedger extends Context.Tag("switchboard/SandboxLedger")<SandboxLedger, {
   readonly load: Effect.Effect<LedgerContents>
   readonly rememberOwner: (phone: string, sessionId: string) => Effect.Effect<void>
-  /** Replaces what is held for the session (the whole list, in arrival order; empty = nothing). */
-  readonly hold: (sessionId: string, events: ReadonlyArray<HeldEvent>) => Effect.Effect<void>
+  /** Holds one event; an event already held under that key is left as it is. */
+  readonly hold: (sessionId: string, key: string, seq: number, event: HeldEvent) => Effect.Effect<void>
+  /** The session's consumer took the event: it is no longer held (no-op if it was not). */
+  readonly release: (sessionId: string, key: string) => Effect.Effect<void>
   readonly recordSent: (engineMessageId: string, message: SentMessage) => Effect.Effect<void>
+  /** Drops the session's held events, its phone ownership and the messages it sent, at once. */
+  readonly forgetSession: (sessionId: string) => Effect.Effect<void>
 }>() {
   /** A network that lives and dies with the process: nothing outlives it. */
   static readonly none = Layer.succeed(SandboxLedger, {
     load: Effect.succeed({ phoneOwners: [], held: [], sent: [] }),
     rememberOwner: () => Effect.void,
     hold: () => Effect.void,
-    recordSent: () => Effect.void
+    release: () => Effect.void,
+    recordSent: () => Effect.void,
+    forgetSession: () => Effect.void
   })
 }
 
-/** JSON forms for a durable ledger (dates as ISO strings). */
-export const encodeHeld = (events: ReadonlyArray<HeldEvent>): string => JSON.stringify(events)
+/**
+ * A message is held once per recipient; a receipt once per status it reports (a resend may
+ * hold the same receipt again after it was taken, which is what the sender should hear).
+ */
+export const heldKeyOf = (event: HeldEvent): string =>
+  event._tag === "MessageReceived"
+    ? `msg:${event.message.engineMessageId}`
+    : `status:${event.engineMessageId}:${event.status}`
 
-export const decodeHeld = (json: string): ReadonlyArray<HeldEvent> =>
-  (JSON.parse(json) as ReadonlyArray<HeldEvent>).map((event) =>
-    event._tag === "MessageReceived"
-      ? EngineEvent.MessageReceived({ message: { ...event.message, timestamp: new Date(event.message.timestamp) } })
-      : EngineEvent.MessageStatusChanged({
-        engineMessageId: event.engineMessageId,
-        status: event.status,
-        ...(event.error === undefined ? {} : { error: event.error })
-      })
-  )
+/** JSON forms for a durable ledger (dates as ISO strings). */
+export const encodeHeld = (event: HeldEvent): string => JSON.stringify(event)
+
+export const decodeHeld = (json: string): HeldEvent => {
+  const event = JSON.parse(json) as HeldEvent
+  return event._tag === "MessageReceived"
+    ? EngineEvent.MessageReceived({ message: { ...event.message, timestamp: new Date(event.message.timestamp) } })
+    : EngineEvent.MessageStatusChanged({
+      engineMessageId: event.engineMessageId,
+      status: event.status,
+      ...(event.error === undefined ? {} : { error: event.error })
+    })
+}
 
 export const encodeSent = (message: SentMessage): string => JSON.stringify(message)
 

@@ -109,8 +109,7 @@ export const SandboxEngineLive: Layer.Layer<Engine, never, SandboxNetwork> = Lay
   SandboxNetwork.pipe(Effect.map((network) => Engine.of({
     name: "sandbox",
     newMessageId: newSandboxMessageId,
-    // Placeholder until the network forgets a deleted session (held events, phone owner).
-    forget: () => Effect.void,
+    forget: network.forget,
     connect: (options) => connect(network, options)
   })))
 )

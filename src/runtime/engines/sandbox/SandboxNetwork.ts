@@ -32,11 +32,14 @@ export interface SandboxFaults {
 /** A session's presence on the network, held for as long as its connection's scope is open. */
 export interface SandboxLine {
   readonly me: Me
-  /** Ends after a `Closed` event, or when the connection's scope closes. */
+  /**
+   * Ends after a `Closed` event, or when the connection's scope closes. Pulling a message or a
+   * receipt from it is what tells the network the session has it (see `attach`).
+   */
   readonly events: Stream.Stream<EngineEvent>
   /** Emits a linking event (`Qr`, `Authenticating`) unless the line has been closed meanwhile. */
   readonly emit: (event: EngineEvent) => Effect.Effect<void>
-  /** Logged in: emits `Ready`, then everything that waited for the session while it was away. */
+  /** Logged in: emits `Ready`, then everything held for the session that its consumer has not taken yet. */
   readonly becomeReady: Effect.Effect<void>
   /** Completes once `Closed` was emitted (dropped, replaced, logged out, QR expired). */
   readonly awaitClosed: Effect.Effect<void>
@@ -58,6 +61,8 @@ export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<Sa
   readonly pairDelay: Duration.Duration
   /** Puts the session on the network (replacing its previous connection) until the scope closes. */
   readonly attach: (sessionId: string) => Effect.Effect<SandboxLine, EngineError, Scope.Scope>
+  /** Drops what the network keeps for a deleted session: held events, its phone, the messages it sent. */
+  readonly forget: (sessionId: string) => Effect.Effect<void>
 }>() {
   /** The network, remembering what it holds in the `SandboxLedger` it is given. */
   static readonly layer = (options: SandboxNetworkOptions): Layer.Layer<SandboxNetwork, never, SandboxLedger> =>
@@ -107,10 +112,22 @@ const make = (options: SandboxNetworkOptions) =>
           ),
           () => serialized(switchboard.unplug(line)).pipe(Effect.zipRight(Queue.shutdown(inbox)))
         )
+        // "The session has it" is decided here, at the stream: the tap runs when the consumer
+        // pulls an element, just before the element is handed to it, and a sequential consumer
+        // (the session actor's runForEach) finishes one element before it pulls the next. Until
+        // then the event stays held, so whatever is left in the inbox when the line closes, the
+        // actor is interrupted or the process dies is offered again when the session is next
+        // Ready. The window that remains: an event pulled (released, `delivered` scheduled) but
+        // not yet stored by the consumer when the process dies is lost. Uninterruptible, so that
+        // an interrupted consumer never releases an event without acknowledging it.
+        const pulled = (event: EngineEvent) => serialized(Effect.uninterruptible(switchboard.consumed(line, event)))
         return {
           me,
           awaitClosed: Deferred.await(closed),
-          events: Stream.fromQueue(inbox).pipe(Stream.takeUntil((event) => event._tag === "Closed")),
+          events: Stream.fromQueue(inbox).pipe(
+            Stream.tap(pulled),
+            Stream.takeUntil((event) => event._tag === "Closed")
+          ),
           emit: (event) => serialized(switchboard.emitIfLive(line, event)),
           becomeReady: serialized(switchboard.becomeReady(line)),
           close: (reason) => serialized(switchboard.close(line, reason)),
@@ -122,6 +139,7 @@ const make = (options: SandboxNetworkOptions) =>
     return SandboxNetwork.of({
       pairDelay: Duration.decode(options.pairDelay),
       attach,
+      forget: (sessionId) => serialized(switchboard.forget(sessionId)),
       dropConnection: (sessionId, reason = connectionLost) =>
         serialized(
           switchboard.liveLine(sessionId).pipe(

@@ -1,7 +1,9 @@
-import { Chunk, Clock, Deferred, Duration, Effect, HashMap, Option, Queue, Ref, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, HashMap, Option, Queue, Ref, Scope } from "effect"
 import { isStatusAdvance, type MessageStatus } from "../../../services/Message.js"
 import type { Me } from "../../../services/Session.js"
 import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
+import { type HeldEvents, makeHeldEvents } from "./HeldEvents.js"
+import { sandboxPhoneOf } from "./identity.js"
 import type { HeldEvent, SandboxLedger, SentMessage } from "./Ledger.js"
 
 /**
@@ -9,6 +11,11 @@ import type { HeldEvent, SandboxLedger, SentMessage } from "./Ledger.js"
  * the receipts on their way back. Every operation here runs under the one lock handed out as
  * `serialized` (callers take it), so "is the recipient Ready?" and "hand it over" can never
  * interleave with a connect or a disconnect: nothing is lost and nothing arrives twice.
+ *
+ * Like a real WhatsApp server, the network holds every message for a session (and every
+ * receipt owed to it) until the session's consumer has taken it from its connection's stream,
+ * and only then tells the sender `delivered`: an event still sitting in the inbox of a line
+ * that closed (or of a process that was killed) is offered again when the session is next Ready.
  */
 
 /** One connection of a session. `lineId` tells a replaced connection from its successor. */
@@ -57,7 +64,7 @@ export const makeSwitchboard = (
       ledger,
       lines: yield* Ref.make(HashMap.empty<string, LiveLine>()),
       phoneOwners: yield* Ref.make(HashMap.fromIterable(remembered.phoneOwners)),
-      waiting: yield* Ref.make(HashMap.fromIterable(remembered.held.map(([id, events]) => [id, Chunk.fromIterable(events)] as const))),
+      held: yield* makeHeldEvents(ledger, remembered.held),
       sentMessages: yield* Ref.make(HashMap.fromIterable(remembered.sent)),
       ackDelay: yield* Ref.make(initialAckDelay),
       scheduled: yield* Queue.unbounded<ScheduledWork>()
@@ -68,27 +75,21 @@ export const makeSwitchboard = (
 
 const switchboardOf = (state: {
   readonly serialized: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** Every change to phoneOwners, waiting and sentMessages is written through to it. */
+  /** Every change to phoneOwners, held and sentMessages is written through to it. */
   readonly ledger: SandboxLedger["Type"]
   readonly lines: Ref.Ref<HashMap.HashMap<string, LiveLine>>
   /** Sandbox phones seen on the network, so a message can wait for a session that is away. */
   readonly phoneOwners: Ref.Ref<HashMap.HashMap<string, string>>
-  /** Events for sessions that are not Ready, in arrival order. */
-  readonly waiting: Ref.Ref<HashMap.HashMap<string, Chunk.Chunk<HeldEvent>>>
+  /** Events not yet taken by their session's consumer, whether it is Ready or away. */
+  readonly held: HeldEvents
   readonly sentMessages: Ref.Ref<HashMap.HashMap<string, SentMessage>>
   readonly ackDelay: Ref.Ref<Duration.Duration>
   readonly scheduled: Queue.Queue<ScheduledWork>
 }) => {
-  const { serialized, ledger, lines, phoneOwners, waiting, sentMessages, ackDelay, scheduled } = state
+  const { serialized, ledger, lines, phoneOwners, held, sentMessages, ackDelay, scheduled } = state
 
   const recordSent = (engineMessageId: string, message: SentMessage) =>
     Effect.zipRight(Ref.update(sentMessages, HashMap.set(engineMessageId, message)), ledger.recordSent(engineMessageId, message))
-
-  const setHeld = (sessionId: string, events: Chunk.Chunk<HeldEvent>) =>
-    Effect.zipRight(
-      Ref.update(waiting, Chunk.isEmpty(events) ? HashMap.remove(sessionId) : HashMap.set(sessionId, events)),
-      ledger.hold(sessionId, Chunk.toReadonlyArray(events))
-    )
 
   const liveLine = (sessionId: string) => Ref.get(lines).pipe(Effect.map(HashMap.get(sessionId)))
 
@@ -119,20 +120,38 @@ const switchboardOf = (state: {
     Effect.forever
   )
 
-  /** Hands an event to the session now if it is Ready, else keeps it until it is. */
+  /**
+   * A session the network has a phone for. One it never saw, or forgot, has nobody to hold
+   * anything for (an echo reply or a receipt still on its way to a deleted session).
+   */
+  const knows = (sessionId: string) =>
+    Ref.get(phoneOwners).pipe(Effect.map((owners) =>
+      Option.contains(HashMap.get(owners, sandboxPhoneOf(sessionId)), sessionId)
+    ))
+
+  /**
+   * Holds the event until the session's consumer takes it, and offers it at once if the session
+   * is Ready (else `becomeReady` will). An event already held is already on the Ready line's
+   * inbox, or will be offered when the session is next Ready: offering it again would duplicate it.
+   */
   const handTo = (sessionId: string, event: HeldEvent): Effect.Effect<void> =>
     Effect.gen(function*() {
+      if (!(yield* knows(sessionId)) || !(yield* held.hold(sessionId, event))) return
       const live = yield* liveLine(sessionId)
-      if (Option.isSome(live) && live.value.ready) return yield* deliver(live.value, event)
-      const held = Option.getOrElse(HashMap.get(yield* Ref.get(waiting), sessionId), Chunk.empty<HeldEvent>)
-      yield* setHeld(sessionId, Chunk.append(held, event))
+      if (Option.isSome(live) && live.value.ready) yield* Queue.offer(live.value.inbox, event)
     })
 
-  /** Puts the event on the connection; a message reaching its recipient earns the sender a `delivered`. */
-  const deliver = (line: Line, event: EngineEvent): Effect.Effect<void> =>
-    Queue.offer(line.inbox, event).pipe(
-      Effect.zipRight(event._tag === "MessageReceived" ? acknowledge(event.message.engineMessageId, "delivered") : Effect.void)
-    )
+  /**
+   * The session's consumer pulled the event from its stream: the network stops holding it, and
+   * only now does a message count as delivered to its sender. An event that was not held any
+   * more (a previous line's consumer took it first) was offered twice; its sender heard already.
+   */
+  const consumed = (line: Line, event: EngineEvent): Effect.Effect<void> =>
+    isHeldEvent(event)
+      ? held.release(line.sessionId, event).pipe(Effect.flatMap((released) =>
+        released && event._tag === "MessageReceived" ? acknowledge(event.message.engineMessageId, "delivered") : Effect.void
+      ))
+      : Effect.void
 
   const acknowledge = (engineMessageId: string, status: MessageStatus) => schedule(applyStatus(engineMessageId, status))
 
@@ -183,10 +202,20 @@ const switchboardOf = (state: {
       const ready: LiveLine = { ...live.value, ready: true }
       yield* Ref.update(lines, HashMap.set(line.sessionId, ready))
       yield* Queue.offer(line.inbox, EngineEvent.Ready({ me: line.me }))
-      const held = Option.getOrElse(HashMap.get(yield* Ref.get(waiting), line.sessionId), Chunk.empty<HeldEvent>)
-      if (Chunk.isEmpty(held)) return
-      yield* setHeld(line.sessionId, Chunk.empty())
-      yield* Effect.forEach(held, (event) => deliver(line, event), { discard: true })
+      // Still held, not cleared: they count as taken only once the consumer pulls them.
+      yield* Queue.offerAll(line.inbox, yield* held.inOrder(line.sessionId))
+    })
+
+  /**
+   * The session was deleted: its held events, its phone and the messages it sent go. A message
+   * to that phone then reaches nobody (it stays at `sent`) until a session connects with it again.
+   */
+  const forget = (sessionId: string) =>
+    Effect.gen(function*() {
+      yield* held.forget(sessionId)
+      yield* Ref.update(phoneOwners, HashMap.filter((owner) => owner !== sessionId))
+      yield* Ref.update(sentMessages, HashMap.filter((message) => message.senderSessionId !== sessionId))
+      yield* ledger.forgetSession(sessionId)
     })
 
   const requireReady = (line: Line) =>
@@ -204,6 +233,8 @@ const switchboardOf = (state: {
     plugIn,
     unplug,
     becomeReady,
+    consumed,
+    forget,
     requireReady,
     handTo,
     schedule,
@@ -211,3 +242,6 @@ const switchboardOf = (state: {
     setAckDelay: (duration: Duration.DurationInput) => Ref.set(ackDelay, Duration.decode(duration))
   }
 }
+
+const isHeldEvent = (event: EngineEvent): event is HeldEvent =>
+  event._tag === "MessageReceived" || event._tag === "MessageStatusChanged"
