@@ -209,6 +209,8 @@ describe("SessionSupervisor", () => {
       const gaps = attempts.slice(1).map((a, i) => a.at - attempts[i]!.at)
       expect(gaps[1]!).toBeGreaterThan(gaps[0]!)
       expect(yield* core.supervisor.running).toEqual(expect.arrayContaining([bystander, friend, crashing.id]))
+      // The crashes show on the session, not only in the log.
+      expect((yield* core.sessions.get(crashing.id)).lastError).toMatchObject({ code: "ACTOR_CRASHED", message: expect.stringContaining("engine bug") })
     }))
 
   it.scoped("stops, restarts and deletes sessions, and restore starts only those that were running", () =>
@@ -222,10 +224,70 @@ describe("SessionSupervisor", () => {
       yield* core.supervisor.remove(removed)
       expect((yield* core.sessions.get(removed).pipe(Effect.flip)).code).toBe("SESSION_NOT_FOUND")
       expect([...(yield* core.supervisor.running)].sort()).toEqual([running])
-      // restore is idempotent for the running one and leaves the stopped one alone
+      // Sessions that ended on their own (failed, unlinked from the phone) stay ended too.
+      const replaced = yield* createAndLink(core, "gets-replaced")
+      yield* core.network.dropConnection(replaced, { kind: "fatal", code: "CONNECTION_REPLACED", message: "440" })
+      yield* advanceUntil(statusIs(core, replaced, "failed"))
+      const unlinked = yield* createAndLink(core, "gets-unlinked")
+      yield* core.network.dropConnection(unlinked, { kind: "logged_out", code: "LOGGED_OUT", message: "401" })
+      yield* advanceUntil(statusIs(core, unlinked, "logged_out"))
+      // Unlinked means no account: /me is a 409 and the number is gone.
+      expect((yield* core.sessions.me(unlinked).pipe(Effect.flip)).code).toBe("SESSION_NOT_READY")
+      expect((yield* core.sessions.get(unlinked)).phone).toBeNull()
+      // restore is idempotent for the running one and leaves every ended one alone.
       expect(yield* core.supervisor.restore).toBe(1)
       expect([...(yield* core.supervisor.running)]).toEqual([running])
     }))
+
+  it.live("answers every caller when a session stops: concurrent stops return at once, queued commands are refused", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ sandboxPairDelay: Duration.millis(10), reconnect })
+      const session = yield* core.sessions.create({ name: "stopping", autoStart: true })
+      yield* core.awaitStatus(session.id, "ready")
+      const started = Date.now()
+      const [first, second, receipt] = yield* Effect.all([
+        core.supervisor.stop(session.id),
+        core.supervisor.stop(session.id),
+        core.supervisor.markRead(session.id, "15550001111@c.us", ["x"]).pipe(Effect.either)
+      ], { concurrency: "unbounded" })
+      expect([first, second]).toEqual([undefined, undefined])
+      expect(Date.now() - started).toBeLessThan(2_000)
+      // The receipt either went out before the stop or was refused; it never hangs.
+      if (receipt._tag === "Left") expect(receipt.left.code).toBe("SESSION_NOT_READY")
+      expect((yield* core.sessions.get(session.id)).status).toBe("stopped")
+      expect((yield* core.supervisor.markRead(session.id, "15550001111@c.us", ["x"]).pipe(Effect.flip)).code).toBe("SESSION_NOT_READY")
+    }).pipe(Effect.scoped))
+
+  it.live("announces message.sent when the network takes the message, then acks as it moves on", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ sandboxPairDelay: Duration.millis(10), reconnect })
+      const session = yield* core.sessions.create({ name: "announcer", autoStart: true })
+      yield* core.awaitStatus(session.id, "ready")
+      const first = yield* core.messaging.sendText(session.id, { chatId: "15550004444@c.us" as never, text: "first" })
+      const reply = yield* core.messaging.sendText(session.id, {
+        chatId: "15550004444@c.us" as never,
+        text: "a reply",
+        quotedMessageId: first.messageId,
+        mentions: ["15550004444@c.us" as never]
+      })
+      const kinds = (events: ReadonlyArray<{ event: string; data: unknown }>) =>
+        events.filter((e) => JSON.stringify(e.data).includes(reply.messageId)).map((e) => e.event)
+      const seen = yield* core.events(session.id).pipe(
+        Effect.filterOrFail((events) => kinds(events).length >= 4),
+        Effect.retry(Schedule.spaced("20 millis")),
+        Effect.timeout("5 seconds")
+      )
+      expect(kinds(seen)).toEqual(["message.sent", "message.ack", "message.ack", "message.ack"])
+      const sentEvent = seen.find((e) => e.event === "message.sent" && JSON.stringify(e.data).includes(reply.messageId))!
+      expect(sentEvent.data).toMatchObject({ message: { id: reply.messageId, status: "sent", fromMe: true } })
+      // The quote and the mentions reach the engine, the quote as the network's id of the quoted message.
+      const commands = yield* core.sentCommands
+      const quoted = commands.find((c) => c.text === "first")!
+      expect(commands.find((c) => c.text === "a reply")).toMatchObject({
+        quotedEngineMessageId: quoted.engineMessageId,
+        mentions: ["15550004444@c.us"]
+      })
+    }).pipe(Effect.scoped))
 
   it.live("resumes, after a restart on the same data, the messages that were accepted but not yet sent", () =>
     Effect.gen(function*() {

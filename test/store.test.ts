@@ -61,6 +61,7 @@ const message = (sessionId: string, id: string, overrides: Partial<MessageRow> =
   error: null,
   engineMessageId: null,
   quotedMessageId: null,
+  mentions: null,
   batchId: null,
   timestamp: "2024-02-01T00:00:00.000Z",
   createdAt: "2024-02-01T00:00:00.000Z",
@@ -291,31 +292,82 @@ describe("Store", () => {
 })
 
 describe("SqlSandboxLedger", () => {
+  const timestamp = new Date("2024-03-01T10:00:00.000Z")
+  const receivedFrom = (engineMessageId: string, text: string) =>
+    EngineEvent.MessageReceived({
+      message: { engineMessageId, chatId: "999000000001@c.us", from: "999000000001@c.us", type: "text", text, timestamp }
+    })
+  const ledgerAt = (file: string) => Layer.provide(SqlSandboxLedger, SqliteStoreLive(file))
+  const heldRows = (file: string, sessionId: string) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ event_key: string }>`SELECT event_key FROM sandbox_held_events WHERE session_id = ${sessionId} ORDER BY seq`
+    ).pipe(Effect.map((rows) => rows.map((row) => row.event_key)), Effect.provide(SqliteStoreLive(file)))
+
   it.effect("keeps the sandbox network's memory across reopening the file, dates and order intact", () =>
     Effect.gen(function*() {
       const file = freshDatabaseFile()
-      const ledgerAt = Layer.provide(SqlSandboxLedger, SqliteStoreLive(file))
-      const timestamp = new Date("2024-03-01T10:00:00.000Z")
-      const received = EngineEvent.MessageReceived({
-        message: { engineMessageId: "SB1", chatId: "999000000001@c.us", from: "999000000001@c.us", type: "text", text: "held", timestamp }
-      })
+      const received = receivedFrom("SB1", "held")
       const receipt = EngineEvent.MessageStatusChanged({ engineMessageId: "SB0", status: "read" })
       yield* Effect.gen(function*() {
         const ledger = yield* SandboxLedger
         yield* ledger.rememberOwner("999000000002", "bob")
         yield* ledger.rememberOwner("999000000002", "bob-again")
-        yield* ledger.hold("bob-again", [received, receipt])
-        yield* ledger.hold("alice", [receipt])
-        yield* ledger.hold("alice", [])
+        yield* ledger.hold("bob-again", "status:SB0:read", 8, receipt)
+        yield* ledger.hold("bob-again", "msg:SB1", 7, received)
+        yield* ledger.hold("bob-again", "msg:SB1", 9, received) // already held: stays at seq 7
+        yield* ledger.hold("alice", "status:SB0:read", 10, receipt)
+        yield* ledger.release("alice", "status:SB0:read")
+        yield* ledger.release("alice", "status:SB0:read") // releasing twice is harmless
         yield* ledger.recordSent("SB1", { senderSessionId: "alice", senderPhone: "999000000001", recipientPhone: "999000000002", timestamp, status: "sent" })
         yield* ledger.recordSent("SB1", { senderSessionId: "alice", senderPhone: "999000000001", recipientPhone: "999000000002", timestamp, status: "delivered" })
-      }).pipe(Effect.provide(ledgerAt))
+      }).pipe(Effect.provide(ledgerAt(file)))
 
-      const loaded = yield* Effect.flatMap(SandboxLedger, (ledger) => ledger.load).pipe(Effect.provide(ledgerAt))
+      const loaded = yield* Effect.flatMap(SandboxLedger, (ledger) => ledger.load).pipe(Effect.provide(ledgerAt(file)))
       expect(loaded.phoneOwners).toEqual([["999000000002", "bob-again"]])
-      expect(loaded.held).toEqual([["bob-again", [received, receipt]]])
-      const held = loaded.held[0]![1][0]!
+      expect(loaded.held).toEqual([
+        { sessionId: "bob-again", key: "msg:SB1", seq: 7, event: received },
+        { sessionId: "bob-again", key: "status:SB0:read", seq: 8, event: receipt }
+      ])
+      const held = loaded.held[0]!.event
       expect(held._tag === "MessageReceived" && held.message.timestamp).toEqual(timestamp)
       expect(loaded.sent).toEqual([["SB1", { senderSessionId: "alice", senderPhone: "999000000001", recipientPhone: "999000000002", timestamp, status: "delivered" }]])
+    }))
+
+  it.effect("holds each event as one row and loads them in seq order", () =>
+    Effect.gen(function*() {
+      const file = freshDatabaseFile()
+      // Written out of order on purpose: the order is seq's, not the rows'.
+      const seqs = Array.from({ length: 50 }, (_, i) => (i * 17) % 50)
+      yield* Effect.gen(function*() {
+        const ledger = yield* SandboxLedger
+        yield* Effect.forEach(seqs, (seq) => ledger.hold("bob", `msg:SB${seq}`, seq, receivedFrom(`SB${seq}`, `text ${seq}`)), { discard: true })
+      }).pipe(Effect.provide(ledgerAt(file)))
+      expect(yield* heldRows(file, "bob")).toHaveLength(50)
+
+      const loaded = yield* Effect.flatMap(SandboxLedger, (ledger) => ledger.load).pipe(Effect.provide(ledgerAt(file)))
+      expect(loaded.held.map((entry) => entry.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i))
+      expect(loaded.held.map((entry) => entry.event._tag === "MessageReceived" && entry.event.message.text))
+        .toEqual(Array.from({ length: 50 }, (_, i) => `text ${i}`))
+    }))
+
+  it.effect("forgetSession drops the session's rows and keeps everyone else's", () =>
+    Effect.gen(function*() {
+      const file = freshDatabaseFile()
+      const sentBy = (senderSessionId: string) =>
+        ({ senderSessionId, senderPhone: "999000000001", recipientPhone: "999000000002", timestamp, status: "sent" }) as const
+      const loaded = yield* Effect.gen(function*() {
+        const ledger = yield* SandboxLedger
+        yield* ledger.rememberOwner("999000000001", "alice")
+        yield* ledger.rememberOwner("999000000002", "bob")
+        yield* ledger.hold("bob", "msg:SB1", 0, receivedFrom("SB1", "for bob"))
+        yield* ledger.hold("alice", "status:SB2:sent", 1, EngineEvent.MessageStatusChanged({ engineMessageId: "SB2", status: "sent" }))
+        yield* ledger.recordSent("SB1", sentBy("alice"))
+        yield* ledger.recordSent("SB2", sentBy("bob"))
+        yield* ledger.forgetSession("bob")
+        return yield* ledger.load
+      }).pipe(Effect.provide(ledgerAt(file)))
+      expect(loaded.phoneOwners).toEqual([["999000000001", "alice"]])
+      expect(loaded.held.map((entry) => [entry.sessionId, entry.key])).toEqual([["alice", "status:SB2:sent"]])
+      expect(loaded.sent.map(([id]) => id)).toEqual(["SB1"])
     }))
 })

@@ -1,9 +1,11 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { CurrentPrincipal } from "../services/ApiKeys.js"
+import { HealthReport } from "../services/Health.js"
 import {
   Conflict,
   EngineFailure,
+  EngineTimeout,
   InternalError,
   NotFound,
   ServiceUnavailable,
@@ -47,13 +49,6 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
 
 const sessionPath = Schema.Struct({ sessionId: Schema.String })
 const messagePath = Schema.Struct({ sessionId: Schema.String, messageId: Schema.String })
-
-export const HealthReport = Schema.Struct({
-  status: Schema.Literal("ok", "degraded", "draining"),
-  version: Schema.String,
-  uptime: Schema.Number.annotations({ description: "seconds since start" }),
-  checks: Schema.Record({ key: Schema.String, value: Schema.String })
-})
 
 export class HealthGroup extends HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("health", "/health").addSuccess(HealthReport))
@@ -136,6 +131,7 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .addError(wireError(NotFound))
   .addError(wireError(Conflict))
   .addError(wireError(EngineFailure))
+  .addError(wireError(EngineTimeout))
   .addError(wireError(InternalError))
   .prefix("/api")
   .annotate(OpenApi.Title, "Switchboard")

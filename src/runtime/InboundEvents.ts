@@ -64,6 +64,7 @@ const storeInbound = (sessionId: string, inbound: InboundMessage) =>
       error: null,
       engineMessageId: inbound.engineMessageId,
       quotedMessageId: null,
+      mentions: null,
       batchId: null,
       timestamp: inbound.timestamp.toISOString(),
       createdAt: at,
@@ -87,6 +88,11 @@ const applyStatus = (
     const changed = yield* messages.updateStatus(row.value.id, event.status, new Date().toISOString(), event.error)
     if (Option.isNone(changed)) return
     const { previousStatus, row: updated } = changed.value
+    // `message.sent` marks the network taking the message (one tick), with the message as stored.
+    if (updated.status === "sent") {
+      const message = yield* messages.findById(sessionId, updated.id)
+      if (Option.isSome(message)) yield* events.publish(makeEvent("message.sent", sessionId, { message: message.value }))
+    }
     yield* events.publish(makeEvent("message.ack", sessionId, {
       messageId: updated.id,
       chatId: updated.chatId,

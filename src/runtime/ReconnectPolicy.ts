@@ -23,11 +23,10 @@ export const reconnectSchedule = (settings: ReconnectSettings) =>
   )
 
 /**
- * How the supervisor restarts an actor that crashed: quickly at first, at most once a minute,
- * and quickly again once it has run for five minutes without crashing.
+ * How the supervisor restarts an actor that crashed: quickly at first, at most once a minute.
+ * (The supervisor starts over with quick restarts after an actor ran well for a while.)
  */
 export const actorRestartSchedule = Schedule.exponential("500 millis", 2).pipe(
   Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.minutes(1))),
-  Schedule.jittered,
-  Schedule.resetAfter("5 minutes")
+  Schedule.jittered
 )

@@ -4,7 +4,7 @@ import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { Conflict, EngineFailure } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
-import type { LastError, SessionStatus } from "../services/Session.js"
+import { type LastError, runningStatuses, type SessionStatus } from "../services/Session.js"
 import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./Engine.js"
 import { Engine } from "./Engine.js"
 import { handleEngineEvent } from "./InboundEvents.js"
@@ -23,8 +23,9 @@ export type ActorCommand = Data.TaggedEnum<{
   Send: { readonly messageId: string }
   /** Drop the connection and link again from scratch, without passing through `stopped`. */
   Restart: {}
-  Stop: { readonly done: Deferred.Deferred<void> }
-  Logout: { readonly done: Deferred.Deferred<void> }
+  /** `done` tells whether this actor carried it out (false: it had already ended). */
+  Stop: { readonly done: Deferred.Deferred<boolean> }
+  Logout: { readonly done: Deferred.Deferred<boolean> }
   RequestPairingCode: {
     readonly phoneNumber: string
     readonly reply: Deferred.Deferred<string, Conflict | EngineFailure>
@@ -62,10 +63,15 @@ export const makeHandle = (sessionId: string, status: SessionStatus, lastError: 
 
 interface LinkOutcome {
   readonly reason: CloseReason
+  readonly reachedReady: boolean
+  /** Stayed ready for `healthyAfter`: the reconnect budget is earned back. */
   readonly wasHealthy: boolean
 }
 
-/** How many immediate reconnects a server may ask for in a row before they count as failures. */
+/**
+ * How many immediate reconnects a server may ask for in a row (without the session reaching
+ * ready in between) before they count as failures.
+ */
 const MAX_IMMEDIATE_RESTARTS = 3
 
 /**
@@ -82,7 +88,10 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
     const messages = yield* MessageRepo
     const events = yield* Events
     const auth = (yield* AuthRepo).forSession(sessionId)
+    /** The open connection, ready or not (pairing codes and logout need it early). */
     const connection = yield* Ref.make(Option.none<EngineConnection>())
+    /** The connection while it is ready: what the outbound lane waits for. */
+    const readyConnection = yield* SubscriptionRef.make(Option.none<EngineConnection>())
 
     const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
@@ -91,7 +100,9 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
         const previous = yield* SubscriptionRef.get(state)
         if (previous.status === next && error === undefined) return
         const lastError = error === undefined ? previous.lastError : { ...error, at: yield* nowIso }
-        yield* sessions.update(sessionId, { status: next, lastError })
+        // A session that ends (stopped, logged out, failed) stays ended across reboots.
+        const ended = runningStatuses.has(next) ? {} : { desiredRunning: false }
+        yield* sessions.update(sessionId, { status: next, lastError, ...ended })
         yield* SubscriptionRef.set(state, {
           status: next,
           qr: next === "qr_ready" ? previous.qr : Option.none(),
@@ -106,7 +117,7 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
         }))
       })
 
-    const onEvent = (readySince: Ref.Ref<Option.Option<number>>) => (event: EngineEvent) =>
+    const onEvent = (conn: EngineConnection, readySince: Ref.Ref<Option.Option<number>>) => (event: EngineEvent) =>
       handleEngineEvent(event, {
         sessionId,
         setStatus,
@@ -118,10 +129,11 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
               events.publish(makeEvent("session.qr", sessionId, { qr: qr.qr, expiresAt: qr.expiresAt.toISOString() }))
             )
           ),
-        markReady: Effect.zipRight(
+        markReady: Effect.all([
           Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(readySince, Option.some(now))),
-          setStatus("ready")
-        )
+          setStatus("ready"),
+          SubscriptionRef.set(readyConnection, Option.some(conn))
+        ], { discard: true })
       })
 
     /** One connection, from connect to close. Never fails: a failed connect is an outcome too. */
@@ -131,15 +143,17 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
         const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl }))
         if (connected._tag === "Left") {
           const { code, message, transient } = connected.left
-          return { reason: { kind: transient ? "retry" : "fatal", code, message }, wasHealthy: false } as const
+          return { reason: { kind: transient ? "retry" : "fatal", code, message }, reachedReady: false, wasHealthy: false } as const
         }
         const conn = connected.right
         // Published at once: pairing codes and logout need the connection before it is ready.
         yield* Ref.set(connection, Option.some(conn))
-        yield* Effect.addFinalizer(() => Ref.set(connection, Option.none()))
+        yield* Effect.addFinalizer(() =>
+          Effect.zipRight(Ref.set(connection, Option.none()), SubscriptionRef.set(readyConnection, Option.none()))
+        )
         const readySince = yield* Ref.make(Option.none<number>())
         let reason: CloseReason = { kind: "retry", code: "CONNECTION_ENDED", message: "the connection ended without a reason" }
-        const handle = onEvent(readySince)
+        const handle = onEvent(conn, readySince)
         yield* conn.events.pipe(
           Stream.takeUntil((event) => event._tag === "Closed"),
           Stream.runForEach((event) =>
@@ -149,7 +163,7 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
         const since = yield* Ref.get(readySince)
         const now = yield* Clock.currentTimeMillis
         const wasHealthy = Option.isSome(since) && now - since.value >= Duration.toMillis(reconnect.healthyAfter)
-        return { reason, wasHealthy } satisfies LinkOutcome
+        return { reason, reachedReady: Option.isSome(since), wasHealthy } satisfies LinkOutcome
       })
     )
 
@@ -160,10 +174,11 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
         let immediateRestarts = 0
         yield* setStatus("initializing")
         while (true) {
-          const { reason, wasHealthy } = yield* linkOnce
+          const { reachedReady, reason, wasHealthy } = yield* linkOnce
           const error = { code: reason.code, message: reason.message }
+          if (reachedReady) immediateRestarts = 0
           if (reason.kind === "logged_out") {
-            yield* auth.clear
+            yield* unlinkSession(sessionId)
             return yield* setStatus("logged_out", error)
           }
           if (reason.kind === "fatal") return yield* setStatus("failed", error)
@@ -188,7 +203,7 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
           ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
           : Effect.void)
 
-    const outbound = yield* makeOutbound({ sessionId, state, connection, messages, events })
+    const outbound = yield* makeOutbound({ sessionId, readyConnection, messages })
     yield* Effect.forkScoped(reportingCrash(outbound.run))
     for (const row of yield* messages.listUnsent(sessionId)) yield* outbound.enqueue(row.id)
 
@@ -216,6 +231,7 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
     const startLink = Effect.suspend(() => Effect.forkScoped(reportingCrash(linkLoop(++generation))))
     let link = yield* startLink
 
+    const commandLoop = Effect.gen(function*() {
     while (true) {
       const command = yield* mailbox.take.pipe(Effect.orElseSucceed(() => ActorCommand.LinkEnded({ generation })))
       switch (command._tag) {
@@ -235,15 +251,14 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
         case "Stop":
           yield* Fiber.interrupt(link)
           yield* setStatus("stopped")
-          return yield* Deferred.succeed(command.done, undefined)
+          return yield* Deferred.succeed(command.done, true)
         case "Logout": {
           const conn = yield* Ref.get(connection)
           if (Option.isSome(conn)) yield* Effect.ignore(Effect.timeout(conn.value.logout, "5 seconds"))
           yield* Fiber.interrupt(link)
-          yield* auth.clear
-          yield* sessions.update(sessionId, { phone: null, pushName: null, lid: null })
+          yield* unlinkSession(sessionId)
           yield* setStatus("logged_out")
-          return yield* Deferred.succeed(command.done, undefined)
+          return yield* Deferred.succeed(command.done, true)
         }
         case "LinkEnded":
           if (command.generation === generation) return
@@ -252,4 +267,44 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
           return yield* Effect.failCause(command.cause)
       }
     }
+    })
+
+    yield* commandLoop
+    yield* refuseRemaining(mailbox)
   }).pipe(Effect.scoped, Effect.annotateLogs("sessionId", handle.sessionId))
+
+/** The account is no longer linked: its credentials and the identity they carried are gone. */
+export const unlinkSession = (sessionId: string) =>
+  Effect.gen(function*() {
+    yield* (yield* AuthRepo).forSession(sessionId).clear
+    yield* (yield* SessionRepo).update(sessionId, { phone: null, pushName: null, lid: null })
+  })
+
+/**
+ * The actor has ended: no command can reach it any more, and whoever still waits on one
+ * gets an answer now rather than never. Queued sends stay `pending` in the Store and go
+ * out when the session is started again.
+ */
+const refuseRemaining = (mailbox: Mailbox.Mailbox<ActorCommand>) =>
+  Effect.gen(function*() {
+    yield* mailbox.end
+    const [pending] = yield* mailbox.takeAll
+    yield* Effect.forEach(pending, (command) => {
+      switch (command._tag) {
+        case "Stop":
+        case "Logout":
+          return Deferred.succeed(command.done, false)
+        case "RequestPairingCode":
+          return Deferred.fail(command.reply, sessionNotRunning)
+        case "MarkRead":
+          return Deferred.fail(command.reply, sessionNotRunning)
+        default:
+          return Effect.void
+      }
+    }, { discard: true })
+  })
+
+export const sessionNotRunning = new Conflict({
+  code: "SESSION_NOT_READY",
+  message: "the session is not running; start it first"
+})

@@ -1,16 +1,41 @@
-import { Cause, Context, Deferred, Effect, FiberMap, Layer, Option, Stream, SynchronizedRef } from "effect"
-import { AuthRepo } from "../layers/store/AuthRepo.js"
-import { MessageRepo } from "../layers/store/MessageRepo.js"
+import {
+  Cause,
+  Clock,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  FiberMap,
+  Layer,
+  Option,
+  Schedule,
+  Stream,
+  SubscriptionRef,
+  SynchronizedRef
+} from "effect"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
-import { Conflict, type EngineFailure } from "../services/Errors.js"
+import { type Conflict, type EngineFailure, EngineTimeout } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { runningStatuses, type SessionStatus } from "../services/Session.js"
 import { Engine } from "./Engine.js"
 import { actorRestartSchedule, type ReconnectSettings } from "./ReconnectPolicy.js"
-import { ActorCommand, type ActorState, makeHandle, runSessionActor, type SessionActorHandle } from "./SessionActor.js"
+import {
+  ActorCommand,
+  type ActorState,
+  makeHandle,
+  runSessionActor,
+  type SessionActorHandle,
+  sessionNotRunning,
+  unlinkSession
+} from "./SessionActor.js"
 
 /** How long an actor may take to wind down after Stop/Logout before it is interrupted. */
 const STOP_GRACE = "10 seconds"
+/** How long a caller waits for the engine to answer a command (pairing code, receipts). */
+const ENGINE_ANSWER_TIMEOUT = "30 seconds"
+/** An actor that ran this long before crashing gets quick restarts again. */
+const HEALTHY_RUN = Duration.minutes(5)
 
 export interface SessionSupervisorService {
   /** Starts the session's actor if it is not running. Idempotent. */
@@ -21,20 +46,23 @@ export interface SessionSupervisorService {
   readonly restart: (sessionId: string) => Effect.Effect<void>
   /** Unlinks the account and wipes its credentials (status `logged_out`). */
   readonly logout: (sessionId: string) => Effect.Effect<void>
-  /** Stops the session and removes it with all its data. */
+  /** Logs the session out, and removes it with everything the gateway and the engine keep. */
   readonly remove: (sessionId: string) => Effect.Effect<void>
-  /** Hands a stored `pending` message to the session's actor; false when it is not running. */
+  /**
+   * Hands a stored `pending` message to the session's actor. False when it is not running:
+   * the message then waits in the Store and goes out when the session is started.
+   */
   readonly send: (sessionId: string, messageId: string) => Effect.Effect<boolean>
   readonly requestPairingCode: (
     sessionId: string,
     phoneNumber: string
-  ) => Effect.Effect<string, Conflict | EngineFailure>
+  ) => Effect.Effect<string, Conflict | EngineFailure | EngineTimeout>
   /** Sends read receipts for messages received in a chat. */
   readonly markRead: (
     sessionId: string,
     chatId: string,
     engineMessageIds: ReadonlyArray<string>
-  ) => Effect.Effect<void, Conflict | EngineFailure>
+  ) => Effect.Effect<void, Conflict | EngineFailure | EngineTimeout>
   /** The live state of a running session. */
   readonly state: (sessionId: string) => Effect.Effect<Option.Option<ActorState>>
   /** The live state of a running session and its changes; empty when it is not running. */
@@ -60,10 +88,10 @@ export class SessionSupervisor extends Context.Tag("switchboard/SessionSuperviso
 
 const make = (reconnect: ReconnectSettings) =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<Engine | SessionRepo | MessageRepo | AuthRepo | Events>()
+    const context = yield* Effect.context<Engine | Effect.Effect.Context<ReturnType<typeof runSessionActor>>>()
     const sessions = yield* SessionRepo
-    const auth = yield* AuthRepo
     const events = yield* Events
+    const engine = yield* Engine
     const fibers = yield* FiberMap.make<string>()
     const handles = yield* SynchronizedRef.make(new Map<string, SessionActorHandle>())
 
@@ -77,19 +105,33 @@ const make = (reconnect: ReconnectSettings) =>
         return next
       })
 
-    /** Runs the actor; a crash (a defect, never an interruption) restarts it with backoff. */
+    /** A crash shows on the session itself (stored and in the live state), not only in the log. */
+    const recordCrash = (handle: SessionActorHandle, cause: Cause.Cause<unknown>) =>
+      Effect.gen(function*() {
+        yield* Effect.logError("session actor crashed; restarting", cause)
+        const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const message = Cause.pretty(cause).split("\n")[0] ?? "unknown defect"
+        const lastError = { code: "ACTOR_CRASHED", message, at }
+        yield* SubscriptionRef.update(handle.state, (state) => ({ ...state, lastError }))
+        yield* sessions.update(handle.sessionId, { lastError })
+      })
+
+    /**
+     * Runs the actor until it ends on its own; a crash (a defect, never an interruption)
+     * restarts it with backoff, and a crash after a long healthy run restarts it quickly.
+     */
     const supervise = (handle: SessionActorHandle) =>
-      runSessionActor(handle, reconnect).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.zipRight(Effect.logError("session actor crashed; restarting", cause), Effect.fail("crashed" as const))
-        ),
-        Effect.retry(actorRestartSchedule),
-        Effect.ignore,
-        Effect.ensuring(forget(handle)),
-        Effect.provide(context)
-      )
+      Effect.gen(function*() {
+        const backoff = yield* Schedule.driver(actorRestartSchedule)
+        while (true) {
+          const startedAt = yield* Clock.currentTimeMillis
+          const exit = yield* Effect.exit(runSessionActor(handle, reconnect))
+          if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return
+          yield* recordCrash(handle, exit.cause)
+          if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(HEALTHY_RUN)) yield* backoff.reset
+          yield* backoff.next(undefined)
+        }
+      }).pipe(Effect.ensuring(forget(handle)), Effect.provide(context))
 
     const start = (sessionId: string) =>
       SynchronizedRef.updateEffect(handles, (map) =>
@@ -103,17 +145,24 @@ const make = (reconnect: ReconnectSettings) =>
           return new Map(map).set(sessionId, handle)
         }))
 
-    /** Asks the actor to finish with a command, waits for it, and interrupts it if it hangs. */
-    const finish = (sessionId: string, command: (done: Deferred.Deferred<void>) => ActorCommand) =>
+    /**
+     * Asks the actor to finish with a command and waits for it, interrupting it if it hangs.
+     * True when the actor carried the command out; false when there was no actor to do it.
+     */
+    const finish = (sessionId: string, command: (done: Deferred.Deferred<boolean>) => ActorCommand) =>
       Effect.gen(function*() {
         const handle = yield* handleOf(sessionId)
         if (Option.isNone(handle)) return false
-        const done = yield* Deferred.make<void>()
-        yield* handle.value.mailbox.offer(command(done))
-        yield* Deferred.await(done).pipe(Effect.timeout(STOP_GRACE), Effect.ignore)
+        const done = yield* Deferred.make<boolean>()
+        const accepted = yield* handle.value.mailbox.offer(command(done))
+        const carriedOut = accepted && (yield* Deferred.await(done).pipe(Effect.timeoutTo({
+          duration: STOP_GRACE,
+          onSuccess: (result) => result,
+          onTimeout: () => false
+        })))
         yield* FiberMap.remove(fibers, sessionId)
         yield* forget(handle.value)
-        return true
+        return carriedOut
       })
 
     /** For a session with no live actor: record the status it ends in, if it changed. */
@@ -132,22 +181,32 @@ const make = (reconnect: ReconnectSettings) =>
     const stop = (sessionId: string) =>
       Effect.gen(function*() {
         yield* sessions.update(sessionId, { desiredRunning: false })
-        const wasRunning = yield* finish(sessionId, (done) => ActorCommand.Stop({ done }))
+        if (yield* finish(sessionId, (done) => ActorCommand.Stop({ done }))) return
+        // No actor did it (none, or it hung): a session left in a running status is stopped
+        // now; terminal ones (failed, logged_out) stay as they are.
         const row = yield* sessions.findById(sessionId)
-        // A session left in a running status by a crash is stopped too; terminal ones stay as they are.
-        if (!wasRunning && Option.isSome(row) && runningStatuses.has(row.value.status)) {
-          yield* settle(sessionId, "stopped")
-        }
+        if (Option.isSome(row) && runningStatuses.has(row.value.status)) yield* settle(sessionId, "stopped")
       })
 
-    /** A command that expects an answer; refused when the session is not running. */
+    const logout = (sessionId: string) =>
+      Effect.gen(function*() {
+        yield* sessions.update(sessionId, { desiredRunning: false })
+        if (yield* finish(sessionId, (done) => ActorCommand.Logout({ done }))) return
+        yield* Effect.provide(unlinkSession(sessionId), context)
+        yield* settle(sessionId, "logged_out")
+      })
+
+    /** A command that expects an answer: refused when the session is not running, bounded in time. */
     const ask = <A>(sessionId: string, command: (reply: Deferred.Deferred<A, Conflict | EngineFailure>) => ActorCommand) =>
       Effect.gen(function*() {
         const handle = yield* handleOf(sessionId)
-        if (Option.isNone(handle)) return yield* Effect.fail(notRunning(sessionId))
         const reply = yield* Deferred.make<A, Conflict | EngineFailure>()
-        yield* handle.value.mailbox.offer(command(reply))
-        return yield* Deferred.await(reply)
+        const accepted = Option.isSome(handle) && (yield* handle.value.mailbox.offer(command(reply)))
+        if (!accepted) return yield* Effect.fail(sessionNotRunning)
+        return yield* Deferred.await(reply).pipe(Effect.timeoutFail({
+          duration: ENGINE_ANSWER_TIMEOUT,
+          onTimeout: () => new EngineTimeout({ code: "ENGINE_TIMEOUT", message: `the engine did not answer within ${ENGINE_ANSWER_TIMEOUT}` })
+        }))
       })
 
     const service: SessionSupervisorService = {
@@ -158,19 +217,11 @@ const make = (reconnect: ReconnectSettings) =>
           Option.isSome(handle)
             ? Effect.asVoid(handle.value.mailbox.offer(ActorCommand.Restart()))
             : start(sessionId)),
-      logout: (sessionId) =>
-        Effect.gen(function*() {
-          yield* sessions.update(sessionId, { desiredRunning: false })
-          const wasRunning = yield* finish(sessionId, (done) => ActorCommand.Logout({ done }))
-          if (!wasRunning) {
-            yield* auth.forSession(sessionId).clear
-            yield* sessions.update(sessionId, { phone: null, pushName: null, lid: null })
-            yield* settle(sessionId, "logged_out")
-          }
-        }),
+      logout,
       remove: (sessionId) =>
         Effect.gen(function*() {
-          yield* finish(sessionId, (done) => ActorCommand.Stop({ done }))
+          yield* logout(sessionId)
+          yield* engine.forget(sessionId)
           yield* sessions.remove(sessionId)
         }),
       send: (sessionId, messageId) =>
@@ -204,6 +255,3 @@ const make = (reconnect: ReconnectSettings) =>
     }
     return service
   })
-
-const notRunning = (sessionId: string) =>
-  new Conflict({ code: "SESSION_NOT_READY", message: `session ${sessionId} is not running; start it first` })

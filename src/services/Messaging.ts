@@ -3,7 +3,7 @@ import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { Conflict, type EngineFailure, messageNotFound, type NotFound } from "./Errors.js"
+import { Conflict, type EngineFailure, type EngineTimeout, messageNotFound, type NotFound } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
 import type { MarkReadRequest, Message, MessageFilter, SendResult, SendTextRequest } from "./Message.js"
 import type { Page, PageRequest } from "./Pagination.js"
@@ -16,7 +16,10 @@ export interface MessagingService {
    * Sends read receipts for received messages of a chat (the given ones, or every unread one)
    * and marks them `read`.
    */
-  readonly markRead: (sessionId: string, request: MarkReadRequest) => Effect.Effect<{ readonly chatId: string; readonly read: number }, NotFound | Conflict | EngineFailure>
+  readonly markRead: (sessionId: string, request: MarkReadRequest) => Effect.Effect<
+    { readonly chatId: string; readonly read: number },
+    NotFound | Conflict | EngineFailure | EngineTimeout
+  >
   readonly list: (sessionId: string, filter: MessageFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Message>, NotFound>
   readonly get: (sessionId: string, messageId: string) => Effect.Effect<Message, NotFound>
 }
@@ -70,6 +73,7 @@ const make = Effect.gen(function*() {
           error: null,
           engineMessageId: engine.newMessageId(),
           quotedMessageId: request.quotedMessageId ?? null,
+          mentions: request.mentions ?? null,
           batchId: null,
           timestamp: now,
           createdAt: now,

@@ -3,7 +3,7 @@ import QRCode from "qrcode"
 import { AppSettings } from "../layers/Config.js"
 import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { Conflict, type EngineFailure, type NotFound } from "./Errors.js"
+import { Conflict, type EngineFailure, type EngineTimeout, type NotFound } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
 import type { Page, PageRequest } from "./Pagination.js"
 import {
@@ -27,7 +27,10 @@ export interface SessionsService {
   readonly logout: (sessionId: string) => Effect.Effect<Session, NotFound>
   readonly qr: (sessionId: string) => Effect.Effect<QrCode, NotFound | Conflict>
   readonly qrPng: (sessionId: string) => Effect.Effect<Uint8Array, NotFound | Conflict>
-  readonly pairingCode: (sessionId: string, phoneNumber: string) => Effect.Effect<{ readonly code: string }, NotFound | Conflict | EngineFailure>
+  readonly pairingCode: (
+    sessionId: string,
+    phoneNumber: string
+  ) => Effect.Effect<{ readonly code: string }, NotFound | Conflict | EngineFailure | EngineTimeout>
   readonly me: (sessionId: string) => Effect.Effect<Me, NotFound | Conflict>
   /** Waits until the session's status satisfies `predicate` (or the timeout passes) and returns it. */
   readonly awaitStatus: (

@@ -2,7 +2,7 @@ import { Chunk, Clock, Context, type Duration, Effect, Layer, Ref, Stream, TestC
 import { SwitchboardCore } from "../../src/layers/App.js"
 import { SqlSandboxLedger } from "../../src/layers/store/SqlSandboxLedger.js"
 import type { Settings } from "../../src/layers/Config.js"
-import { type ConnectOptions, Engine } from "../../src/runtime/Engine.js"
+import { type ConnectOptions, Engine, type SendTextCommand } from "../../src/runtime/Engine.js"
 import { SandboxEngineLive } from "../../src/runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../../src/runtime/engines/sandbox/SandboxNetwork.js"
 import { SessionSupervisor } from "../../src/runtime/SessionSupervisor.js"
@@ -15,11 +15,22 @@ import { testSettings } from "./gateway.js"
 /** Runs before every engine connect; a failure or defect here is what the actor sees. */
 export type ConnectHook = (options: ConnectOptions) => Effect.Effect<void>
 
-/** The sandbox engine, with a hook in front of `connect` (to record attempts or inject crashes). */
-const hookedSandbox = (settings: Settings, hook: ConnectHook) =>
+/**
+ * The sandbox engine, with a hook in front of `connect` (to record attempts or inject
+ * crashes) and a record of every send command handed to a connection.
+ */
+const hookedSandbox = (settings: Settings, hook: ConnectHook, sent: Ref.Ref<ReadonlyArray<SendTextCommand>>) =>
   Layer.effect(
     Engine,
-    Effect.map(Engine, (inner) => ({ ...inner, connect: (options: ConnectOptions) => Effect.zipRight(hook(options), inner.connect(options)) }))
+    Effect.map(Engine, (inner) => ({
+      ...inner,
+      connect: (options: ConnectOptions) =>
+        Effect.zipRight(hook(options), inner.connect(options)).pipe(Effect.map((connection) => ({
+          ...connection,
+          sendText: (command: SendTextCommand) =>
+            Effect.zipRight(Ref.update(sent, (list) => [...list, command]), connection.sendText(command))
+        })))
+    }))
   ).pipe(
     Layer.provide(SandboxEngineLive),
     Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay })),
@@ -40,7 +51,8 @@ export const startCore = (overrides: Partial<Settings> = {}, hook: ConnectHook =
           Ref.update(attempts, (list) => [...list, { sessionId: options.sessionId, at, proxyUrl: options.proxyUrl._tag === "Some" ? options.proxyUrl.value : null }])),
         hook(options)
       )
-    const context = yield* Layer.build(SwitchboardCore(settings, hookedSandbox(settings, recording))).pipe(Effect.orDie)
+    const sent = yield* Ref.make<ReadonlyArray<SendTextCommand>>([])
+    const context = yield* Layer.build(SwitchboardCore(settings, hookedSandbox(settings, recording, sent))).pipe(Effect.orDie)
     const events = Context.get(context, Events)
     const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
     const subscription = yield* events.subscribe
@@ -52,6 +64,8 @@ export const startCore = (overrides: Partial<Settings> = {}, hook: ConnectHook =
       messaging: Context.get(context, Messaging),
       supervisor,
       network: Context.get(context, SandboxNetwork),
+      /** Every send command the engine was handed, in order. */
+      sentCommands: Ref.get(sent),
       attempts: (sessionId: string) => Effect.map(Ref.get(attempts), (list) => list.filter((a) => a.sessionId === sessionId)),
       /** The `session.status` transitions published so far for a session, in order. */
       statuses: (sessionId: string) =>

@@ -27,6 +27,8 @@ export interface MessageRow {
   readonly error: MessageError | null
   readonly engineMessageId: string | null
   readonly quotedMessageId: string | null
+  /** Chat ids mentioned in the text, kept so that a resend after a restart mentions them too. */
+  readonly mentions: ReadonlyArray<string> | null
   readonly batchId: string | null
   readonly timestamp: string
   readonly createdAt: string
@@ -48,6 +50,7 @@ export interface MessageRecord {
   readonly error: string | null
   readonly engine_message_id: string | null
   readonly quoted_message_id: string | null
+  readonly mentions: string | null
   readonly batch_id: string | null
   readonly timestamp: string
   readonly created_at: string
@@ -75,6 +78,7 @@ export const fromRecord = (record: MessageRecord): MessageRow => ({
   error: fromJsonColumn<MessageError>(record.error),
   engineMessageId: record.engine_message_id,
   quotedMessageId: record.quoted_message_id,
+  mentions: fromJsonColumn<ReadonlyArray<string>>(record.mentions),
   batchId: record.batch_id,
   timestamp: record.timestamp,
   createdAt: record.created_at,
@@ -96,6 +100,7 @@ export const toRecord = (row: MessageRow): MessageRecord => ({
   error: toJsonColumn(row.error),
   engine_message_id: row.engineMessageId,
   quoted_message_id: row.quotedMessageId,
+  mentions: toJsonColumn(row.mentions),
   batch_id: row.batchId,
   timestamp: row.timestamp,
   created_at: row.createdAt,

@@ -52,6 +52,7 @@ export default Effect.gen(function*() {
     error TEXT,
     engine_message_id TEXT,
     quoted_message_id TEXT,
+    mentions TEXT,
     batch_id TEXT,
     timestamp TEXT NOT NULL,
     created_at TEXT NOT NULL,
