@@ -1,6 +1,6 @@
-import { Duration } from "effect"
+import { Duration, Effect, Option, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
-import { eventually, readySession, TEST_KEY, useGateway } from "./support/gateway.js"
+import { eventually, readySession, startGateway, tempDir, TEST_KEY, type TestGateway, useGateway } from "./support/gateway.js"
 
 const errorShape = (status: number, code: string) => ({
   statusCode: status,
@@ -296,5 +296,24 @@ describe("two sessions message each other end to end", () => {
     )
     // Newest first: the echo, then what we sent.
     expect(chat.body.data.map((m: { fromMe: boolean; text: string }) => [m.fromMe, m.text])).toEqual([[false, "ping"], [true, "ping"]])
+  })
+})
+
+describe("rotating API_KEY", () => {
+  it("revokes the previous environment key when the gateway starts with a new one", async () => {
+    const dataDir = tempDir()
+    const withKey = (key: string) => ({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db`, apiKey: Option.some(Redacted.make(key)) })
+    const run = <A>(key: string, use: (gateway: TestGateway) => Promise<A>) =>
+      Effect.runPromise(Effect.scoped(Effect.flatMap(startGateway(withKey(key)), (gateway) => Effect.promise(() => use(gateway)))))
+
+    await run("sb_old_key_000000000000000000000000", async (gateway) => {
+      expect((await gateway.call("GET", "/api/sessions", { key: "sb_old_key_000000000000000000000000" })).status).toBe(200)
+    })
+    await run("sb_new_key_111111111111111111111111", async (gateway) => {
+      expect((await gateway.call("GET", "/api/sessions", { key: "sb_new_key_111111111111111111111111" })).status).toBe(200)
+      const old = await gateway.call("GET", "/api/sessions", { key: "sb_old_key_000000000000000000000000" })
+      expect(old.status).toBe(401)
+      expect(old.body.message).toContain("revoked")
+    })
   })
 })

@@ -12,7 +12,7 @@ import { Health } from "../services/Health.js"
 import { Messaging } from "../services/Messaging.js"
 import { Sessions } from "../services/Sessions.js"
 import { AppSettings, type Settings } from "./Config.js"
-import { ApiKeyRepo, AuthRepo, MessageRepo, SessionRepo, SqlSandboxLedger, storeLayerFromUrl } from "./store/index.js"
+import { RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "./store/index.js"
 
 /**
  * The sandbox network and its engine; the network stays visible for fault injection. Its
@@ -32,13 +32,11 @@ export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, neve
 
 /** The Store chosen by `DATABASE_URL`, with its repositories. */
 export const storeFromSettings = (settings: Settings) =>
-  Layer.mergeAll(SessionRepo.Default, MessageRepo.Default, AuthRepo.Default, ApiKeyRepo.Default).pipe(
-    Layer.provideMerge(storeLayerFromUrl(settings.databaseUrl))
-  )
+  RepositoriesLive.pipe(Layer.provideMerge(storeLayerFromUrl(settings.databaseUrl)))
 
 /**
  * Switchboard without HTTP: the session runtime and its services, for embedding in another
- * Effect program. Restores the sessions that were running and bootstraps the admin key.
+ * Effect program. Restores the sessions that were running.
  */
 export const SwitchboardCore = <EngineOut, E, R>(
   settings: Settings,
@@ -49,17 +47,18 @@ export const SwitchboardCore = <EngineOut, E, R>(
   const services = Layer.mergeAll(Sessions.layer, Messaging.layer, ApiKeys.layer, Health.layer).pipe(
     Layer.provideMerge(runtime)
   )
-  const boot = Layer.effectDiscard(
-    Effect.gen(function*() {
-      yield* (yield* ApiKeys).bootstrap
-      yield* (yield* SessionSupervisor).restore
-    })
-  )
-  return Layer.provideMerge(boot, services)
+  const restore = Layer.effectDiscard(Effect.flatMap(SessionSupervisor, (supervisor) => supervisor.restore))
+  return Layer.provideMerge(restore, services)
 }
 
-/** The whole gateway: the core plus the REST server. */
+/** The whole gateway: the core plus the REST server, with its admin key bootstrapped. */
 export const SwitchboardServer = <EngineOut, E, R>(
   settings: Settings,
   engine: Layer.Layer<Engine | EngineOut, E, R>
-) => HttpServerLive(settings).pipe(Layer.provideMerge(SwitchboardCore(settings, engine)))
+) => {
+  const bootstrapKey = Layer.effectDiscard(Effect.flatMap(ApiKeys, (keys) => keys.bootstrap))
+  return HttpServerLive(settings).pipe(
+    Layer.provideMerge(bootstrapKey),
+    Layer.provideMerge(SwitchboardCore(settings, engine))
+  )
+}

@@ -43,6 +43,8 @@ const make = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
 
+  const ENV_KEY_NAME = "bootstrap (API_KEY)"
+
   const insertAdmin = (name: string, key: string) =>
     repo.insert({
       id: uuidv7(),
@@ -56,7 +58,11 @@ const make = Effect.gen(function*() {
   const bootstrap = Effect.gen(function*() {
     if (Option.isSome(settings.apiKey)) {
       const key = Redacted.value(settings.apiKey.value)
-      if (Option.isNone(yield* repo.findByHash(hashApiKey(key)))) yield* insertAdmin("bootstrap (API_KEY)", key)
+      const hash = hashApiKey(key)
+      if (Option.isNone(yield* repo.findByHash(hash))) yield* insertAdmin(ENV_KEY_NAME, key)
+      // Changing API_KEY is how an operator rotates a leaked key: the previous one stops working.
+      const revoked = yield* repo.revokeNamedExcept(ENV_KEY_NAME, hash, new Date().toISOString())
+      if (revoked > 0) yield* Effect.logWarning(`API_KEY changed: revoked the previous environment key`)
       return
     }
     if ((yield* repo.count()) > 0) return

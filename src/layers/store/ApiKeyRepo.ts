@@ -2,7 +2,9 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { fromCount } from "./columns.js"
 
-export type ApiKeyRole = "admin" | "operator" | "viewer"
+import type { Role } from "../../services/ApiKeys.js"
+
+export type ApiKeyRole = Role
 
 export interface NewApiKey {
   readonly id: string
@@ -78,11 +80,16 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
       Effect.orDie
     )
 
-    const touch = Effect.fn("ApiKeyRepo.touch")(
-      (id: string, at: string) => sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`.pipe(Effect.asVoid),
+    /** Revokes every live key of that name but the one with `keepHash`; returns how many. */
+    const revokeNamedExcept = Effect.fn("ApiKeyRepo.revokeNamedExcept")(
+      (name: string, keepHash: string, at: string) =>
+        sql<{ readonly id: string }>`UPDATE api_keys SET revoked_at = ${at}
+          WHERE name = ${name} AND key_hash <> ${keepHash} AND revoked_at IS NULL RETURNING id`.pipe(
+          Effect.map((rows) => rows.length)
+        ),
       Effect.orDie
     )
 
-    return { insert, findByHash, count, touch } as const
+    return { insert, findByHash, count, revokeNamedExcept } as const
   })
 }) {}
