@@ -1,29 +1,25 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Ref } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { createRequire } from "node:module"
 
 /** The package version, read once (src/services and dist/services are both two levels down). */
 export const VERSION: string = (createRequire(import.meta.url)("../../package.json") as { version: string }).version
 
-export interface HealthReport {
-  readonly status: "ok" | "degraded" | "draining"
-  readonly version: string
-  readonly uptime: number
-  readonly checks: Record<string, string>
-}
+export const HealthReport = Schema.Struct({
+  status: Schema.Literal("ok", "degraded"),
+  version: Schema.String,
+  uptime: Schema.Number.annotations({ description: "seconds since start" }),
+  checks: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+export type HealthReport = typeof HealthReport.Type
 
-export interface HealthService {
+export class Health extends Context.Tag("switchboard/Health")<Health, {
   readonly report: Effect.Effect<HealthReport>
-  /** Marks the gateway as shutting down: readiness turns 503 so load balancers stop sending. */
-  readonly drain: Effect.Effect<void>
-}
-
-export class Health extends Context.Tag("switchboard/Health")<Health, HealthService>() {
+}>() {
   static readonly layer = Layer.effect(
     Health,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const draining = yield* Ref.make(false)
       const startedAt = Date.now()
       const database = sql`SELECT 1 AS ok`.pipe(
         Effect.timeout("2 seconds"),
@@ -33,10 +29,13 @@ export class Health extends Context.Tag("switchboard/Health")<Health, HealthServ
       return Health.of({
         report: Effect.gen(function*() {
           const checks = { database: yield* database }
-          const status = (yield* Ref.get(draining)) ? "draining" : checks.database === "ok" ? "ok" : "degraded"
-          return { status, version: VERSION, uptime: Math.round((Date.now() - startedAt) / 1000), checks }
-        }),
-        drain: Ref.set(draining, true)
+          return {
+            status: checks.database === "ok" ? "ok" : "degraded",
+            version: VERSION,
+            uptime: Math.round((Date.now() - startedAt) / 1000),
+            checks
+          } as const
+        })
       })
     })
   )

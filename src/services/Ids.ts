@@ -27,7 +27,8 @@ export const ChatId = Schema.String.pipe(
 )
 export type ChatId = typeof ChatId.Type
 
-const phoneDigits = /^\+?(\d{6,15})$/
+/** A phone number as people type it: optional `+`, then 6–15 digits (E.164 allows 15). */
+export const phoneNumberPattern = /^\+?(\d{6,15})$/
 
 /**
  * Accepts what people type for a person (`+15551234567`, `15551234567`) as well as full ids,
@@ -53,7 +54,7 @@ export const ChatIdFromInput = Schema.transformOrFail(
 
 export const normaliseChatId = (input: string): ChatId | null => {
   const trimmed = input.trim()
-  const phone = phoneDigits.exec(trimmed)
+  const phone = phoneNumberPattern.exec(trimmed)
   const candidate = phone ? `${phone[1]}@c.us` : trimmed
   return isChatId(candidate) ? candidate : null
 }

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { SessionId } from "./Ids.js"
+import { phoneNumberPattern, SessionId } from "./Ids.js"
 
 export const SessionStatus = Schema.Literal(
   "created",
@@ -84,7 +84,7 @@ export const QrCode = Schema.Struct({
 export type QrCode = typeof QrCode.Type
 
 export const PairingCodeRequest = Schema.Struct({
-  phoneNumber: Schema.String.pipe(Schema.pattern(/^\+?\d{6,15}$/, { message: () => "phoneNumber must be 6–15 digits" }))
+  phoneNumber: Schema.String.pipe(Schema.pattern(phoneNumberPattern, { message: () => "phoneNumber must be 6–15 digits" }))
 })
 export const PairingCode = Schema.Struct({ code: Schema.String })
 
