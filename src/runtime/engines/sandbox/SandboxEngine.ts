@@ -3,7 +3,6 @@ import { type ConnectOptions, Engine, type EngineConnection, EngineError, Engine
 import { newPairingCode, newQrRef, newSandboxMessageId } from "./identity.js"
 import { type SandboxLine, SandboxNetwork } from "./SandboxNetwork.js"
 
-export { sandboxPhoneOf } from "./identity.js"
 
 /**
  * The sandbox engine: a WhatsApp look-alike for trying the gateway and testing bots without a
