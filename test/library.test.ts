@@ -28,7 +28,8 @@ describe("Switchboard embedded in an Effect program, without HTTP", () => {
         )
         const event = Option.getOrThrow(received)
         expect(event.sessionId).toBe(session.id)
-        expect(event.data).toMatchObject({ message: { text: "hello from a library", from: echo } })
+        // Both ids of the sender ride along; an echo contact has no LID.
+        expect(event.data).toMatchObject({ message: { text: "hello from a library", from: echo }, phone: echo, lid: null })
         const stored = yield* messaging.get(session.id, sent.messageId)
         expect(stored.fromMe).toBe(true)
       })

@@ -95,7 +95,7 @@ const openSession = (sessionId: string, auth?: AuthState) =>
     const engine = yield* Engine
     const authState = auth ?? (yield* linkedAuth)
     const scope = yield* Scope.make()
-    const connection = yield* engine.connect({ sessionId, auth: authState, proxyUrl: Option.none() }).pipe(Scope.extend(scope))
+    const connection = yield* engine.connect({ sessionId, auth: authState, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone }).pipe(Scope.extend(scope))
     const events = yield* Queue.unbounded<EngineEvent>()
     const ended = yield* Deferred.make<void>()
     yield* connection.events.pipe(
@@ -124,7 +124,7 @@ const openIdle = (sessionId: string) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const scope = yield* Scope.make()
-    const connection = yield* engine.connect({ sessionId, auth: yield* linkedAuth, proxyUrl: Option.none() }).pipe(Scope.extend(scope))
+    const connection = yield* engine.connect({ sessionId, auth: yield* linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone }).pipe(Scope.extend(scope))
     const pull = yield* Stream.toPull(connection.events).pipe(Scope.extend(scope))
     return {
       pullOne: pull.pipe(Effect.map(Chunk.toReadonlyArray)),
@@ -259,6 +259,8 @@ describe("messaging", () => {
         engineMessageId,
         chatId: alice.chatId,
         from: alice.chatId,
+        fromPhone: alice.chatId,
+        fromLid: expect.stringMatching(/@lid$/),
         type: "text",
         text: "hi bob",
         timestamp

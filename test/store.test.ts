@@ -295,7 +295,16 @@ describe("SqlSandboxLedger", () => {
   const timestamp = new Date("2024-03-01T10:00:00.000Z")
   const receivedFrom = (engineMessageId: string, text: string) =>
     EngineEvent.MessageReceived({
-      message: { engineMessageId, chatId: "999000000001@c.us", from: "999000000001@c.us", type: "text", text, timestamp }
+      message: {
+        engineMessageId,
+        chatId: "999000000001@c.us",
+        from: "999000000001@c.us",
+        fromPhone: "999000000001@c.us",
+        fromLid: null,
+        type: "text",
+        text,
+        timestamp
+      }
     })
   const ledgerAt = (file: string) => Layer.provide(SqlSandboxLedger, SqliteStoreLive(file))
   const heldRows = (file: string, sessionId: string) =>

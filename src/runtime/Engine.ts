@@ -28,11 +28,25 @@ export interface CloseReason {
 
 export interface InboundMessage {
   readonly engineMessageId: string
+  /** The chat in the API's form: the phone id (`…@c.us`) when known, else the LID (`…@lid`). */
   readonly chatId: string
+  /** Who wrote it (in a group, the participant), in the same form as `chatId`. */
   readonly from: string
-  readonly type: "text"
-  readonly text: string
+  /** Both ids of the sender as far as known: WhatsApp shows one, the other comes from mappings. */
+  readonly fromPhone: string | null
+  readonly fromLid: string | null
+  /** `unknown`: the engine received something it could not read (see `error`). */
+  readonly type: "text" | "unknown"
+  readonly text: string | null
   readonly timestamp: Date
+  /** Set when the message could not be read, e.g. `DECRYPTION_FAILED`: surfaced, not swallowed. */
+  readonly error?: { readonly code: string; readonly message: string } | undefined
+}
+
+/** A message this session sent, as the Store holds it: what an engine needs to resend it. */
+export interface StoredOutbound {
+  readonly chatId: string
+  readonly text: string
 }
 
 export type EngineEvent = Data.TaggedEnum<{
@@ -78,6 +92,8 @@ export interface AuthState {
 export interface ConnectOptions {
   readonly sessionId: string
   readonly auth: AuthState
+  /** A message this session sent, by its network id (WhatsApp asks again on retry receipts). */
+  readonly lookupSent: (engineMessageId: string) => Effect.Effect<Option.Option<StoredOutbound>>
   /** The session's proxy URL, credentials included; engines must never log it. */
   readonly proxyUrl: Option.Option<string>
 }

@@ -61,7 +61,7 @@ const storeInbound = (sessionId: string, inbound: InboundMessage) =>
       caption: null,
       status: "delivered",
       ack: 2,
-      error: null,
+      error: inbound.error ?? null,
       engineMessageId: inbound.engineMessageId,
       quotedMessageId: null,
       mentions: null,
@@ -72,7 +72,12 @@ const storeInbound = (sessionId: string, inbound: InboundMessage) =>
     })
     const message = yield* messages.findById(sessionId, id)
     if (Option.isSome(message)) {
-      yield* events.publish(makeEvent("message.received", sessionId, { message: message.value }))
+      // Both ids of the sender, as far as known (WhatsApp increasingly shows only the LID).
+      yield* events.publish(makeEvent("message.received", sessionId, {
+        message: message.value,
+        phone: inbound.fromPhone,
+        lid: inbound.fromLid
+      }))
     }
   })
 

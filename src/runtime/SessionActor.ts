@@ -93,6 +93,11 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
     /** The connection while it is ready: what the outbound lane waits for. */
     const readyConnection = yield* SubscriptionRef.make(Option.none<EngineConnection>())
 
+    const lookupSent = (engineMessageId: string) =>
+      Effect.map(messages.findByEngineId(sessionId, engineMessageId), Option.flatMap((row) =>
+        row.fromMe && row.text !== null ? Option.some({ chatId: row.chatId, text: row.text }) : Option.none()
+      ))
+
     const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
     const setStatus = (next: SessionStatus, error?: Omit<LastError, "at">) =>
@@ -140,7 +145,7 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
     const linkOnce = Effect.scoped(
       Effect.gen(function*() {
         const proxyUrl = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.proxyUrl)
-        const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl }))
+        const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl, lookupSent }))
         if (connected._tag === "Left") {
           const { code, message, transient } = connected.left
           return { reason: { kind: transient ? "retry" : "fatal", code, message }, reachedReady: false, wasHealthy: false } as const

@@ -34,7 +34,7 @@ export const messagingOf = (switchboard: Switchboard) => {
       if (Option.isSome(owner)) {
         const from = `${senderPhone}@c.us`
         yield* handTo(owner.value, EngineEvent.MessageReceived({
-          message: { engineMessageId, chatId: from, from, type: "text", text, timestamp }
+          message: { engineMessageId, chatId: from, from, fromPhone: from, fromLid: line.me.lid, type: "text", text, timestamp }
         }))
       } else if (isEchoPhone(recipientPhone)) {
         yield* acknowledge(engineMessageId, "delivered")
@@ -77,7 +77,7 @@ export const messagingOf = (switchboard: Switchboard) => {
       const timestamp = new Date(yield* Clock.currentTimeMillis)
       const from = `${echoPhone}@c.us`
       yield* handTo(sessionId, EngineEvent.MessageReceived({
-        message: { engineMessageId, chatId: from, from, type: "text", text, timestamp }
+        message: { engineMessageId, chatId: from, from, fromPhone: from, fromLid: null, type: "text", text, timestamp }
       }))
     })
 
