@@ -24,6 +24,8 @@ describe("authentication", () => {
     ["GET", "/api/sessions/x/qr"],
     ["POST", "/api/sessions/x/pairing-code"],
     ["GET", "/api/sessions/x/me"],
+    ["GET", "/api/sessions/x/proxy"],
+    ["PUT", "/api/sessions/x/proxy"],
     ["POST", "/api/sessions/x/messages/send-text"],
     ["POST", "/api/sessions/x/messages/read"],
     ["GET", "/api/sessions/x/messages"],
@@ -203,6 +205,29 @@ describe("session lifecycle over HTTP", () => {
     const deleted = await gateway().call("DELETE", `/api/sessions/${id}`)
     expect(deleted.status).toBe(204)
     expect((await gateway().call("GET", `/api/sessions/${id}`)).status).toBe(404)
+  })
+})
+
+describe("per-session proxy over HTTP", () => {
+  const gateway = useGateway()
+
+  it("sets, shows (password redacted), validates and clears a session's proxy", async () => {
+    const { id } = await readySession(gateway(), "proxied")
+    expect((await gateway().call("GET", `/api/sessions/${id}/proxy`)).body).toBeNull()
+    const set = await gateway().call("PUT", `/api/sessions/${id}/proxy`, { body: { url: "http://ops:pa55word@127.0.0.1:3128" } })
+    expect(set.status).toBe(200)
+    expect(set.body).toEqual({ url: "http://ops:***@127.0.0.1:3128" })
+    const shown = await gateway().call("GET", `/api/sessions/${id}/proxy`)
+    expect(shown.body).toEqual({ url: "http://ops:***@127.0.0.1:3128" })
+    expect(JSON.stringify((await gateway().call("GET", `/api/sessions/${id}`)).body)).not.toContain("pa55word")
+    for (const url of ["ftp://x:1", "not a url", "socks4://x:1", 5]) {
+      const refused = await gateway().call("PUT", `/api/sessions/${id}/proxy`, { body: { url } })
+      expect(refused.status, String(url)).toBe(400)
+      expect(refused.body.code).toBe("VALIDATION_FAILED")
+    }
+    expect((await gateway().call("PUT", `/api/sessions/${id}/proxy`, { body: { url: null } })).body).toBeNull()
+    expect((await gateway().call("GET", `/api/sessions/${id}/proxy`)).body).toBeNull()
+    expect((await gateway().call("GET", "/api/sessions/nope/proxy")).body.code).toBe("SESSION_NOT_FOUND")
   })
 })
 

@@ -153,6 +153,11 @@ describe("SessionActor state machine", () => {
       yield* core.supervisor.start(session.id)
       yield* advanceUntil(statusIs(core, session.id, "ready"))
       expect((yield* core.attempts(session.id)).map((a) => a.proxyUrl)).toEqual(["socks5://u:pw@127.0.0.1:1080"])
+      // A changed proxy is used from the next connect on.
+      expect(yield* core.sessions.setProxy(session.id, "http://v:pw2@127.0.0.1:3128")).toEqual({ url: "http://v:***@127.0.0.1:3128" })
+      yield* core.network.dropConnection(session.id)
+      yield* advanceUntil(Effect.map(core.attempts(session.id), (list) => list.length === 2))
+      expect((yield* core.attempts(session.id)).map((a) => a.proxyUrl)).toEqual(["socks5://u:pw@127.0.0.1:1080", "http://v:pw2@127.0.0.1:3128"])
     }))
 
   it.scoped("keeps sends accepted while disconnected and sends them after the reconnect", () =>

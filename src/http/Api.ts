@@ -27,9 +27,11 @@ import {
   Me,
   PairingCode,
   PairingCodeRequest,
+  ProxyView,
   QrCode,
   Session,
-  SessionStatus
+  SessionStatus,
+  SetProxyRequest
 } from "../services/Session.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
@@ -90,6 +92,13 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
       .addSuccess(PairingCode)
   )
   .add(HttpApiEndpoint.get("me", "/sessions/:sessionId/me").setPath(sessionPath).addSuccess(Me))
+  .add(HttpApiEndpoint.get("getProxy", "/sessions/:sessionId/proxy").setPath(sessionPath).addSuccess(Schema.NullOr(ProxyView)))
+  .add(
+    HttpApiEndpoint.put("setProxy", "/sessions/:sessionId/proxy")
+      .setPath(sessionPath)
+      .setPayload(SetProxyRequest)
+      .addSuccess(Schema.NullOr(ProxyView))
+  )
   .middleware(Authentication)
 {}
 

@@ -69,6 +69,10 @@ export const SessionName = Schema.Trim.pipe(
   Schema.pattern(/^[\w.\- ]+$/, { message: () => "name may hold letters, digits, spaces, '.', '_' and '-'" })
 )
 
+/** `PUT …/proxy`: a new proxy URL, or `null` to connect directly. Applied on the next connect. */
+export const SetProxyRequest = Schema.Struct({ url: Schema.NullOr(ProxyUrl) })
+export type SetProxyRequest = typeof SetProxyRequest.Type
+
 export const CreateSessionRequest = Schema.Struct({
   name: SessionName,
   proxy: Schema.optional(Schema.NullOr(Schema.Struct({ url: ProxyUrl }))),

@@ -32,6 +32,10 @@ export interface SessionsService {
     phoneNumber: string
   ) => Effect.Effect<{ readonly code: string }, NotFound | Conflict | EngineFailure | EngineTimeout>
   readonly me: (sessionId: string) => Effect.Effect<Me, NotFound | Conflict>
+  /** The proxy as shown to callers (password redacted), or null for a direct connection. */
+  readonly getProxy: (sessionId: string) => Effect.Effect<Session["proxy"], NotFound>
+  /** Stores a new proxy (or none); a running session uses it from its next connect on. */
+  readonly setProxy: (sessionId: string, url: string | null) => Effect.Effect<Session["proxy"], NotFound>
   /** Waits until the session's status satisfies `predicate` (or the timeout passes) and returns it. */
   readonly awaitStatus: (
     sessionId: string,
@@ -149,6 +153,12 @@ const make = Effect.gen(function*() {
         row.phone === null
           ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `session is ${row.status} and not linked to an account` }))
           : Effect.succeed({ id: `${row.phone}@c.us`, phone: row.phone, lid: row.lid, pushName: row.pushName })),
+    getProxy: (sessionId) => Effect.map(get(sessionId), (session) => session.proxy),
+    setProxy: (sessionId, url) =>
+      Effect.zipRight(
+        find(sessionId),
+        Effect.map(repo.update(sessionId, { proxyUrl: url }), () => url === null ? null : { url: redactProxyUrl(url) })
+      ),
     awaitStatus
   }
   return service

@@ -25,4 +25,6 @@ export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions",
         urlParams.format === "png" ? sessions.qrPng(path.sessionId) : sessions.qr(path.sessionId))
       .handle("pairingCode", ({ path, payload }) => sessions.pairingCode(path.sessionId, payload.phoneNumber))
       .handle("me", ({ path }) => sessions.me(path.sessionId))
+      .handle("getProxy", ({ path }) => sessions.getProxy(path.sessionId))
+      .handle("setProxy", ({ path, payload }) => sessions.setProxy(path.sessionId, payload.url))
   }))
