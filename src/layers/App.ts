@@ -1,8 +1,9 @@
 import { NodeContext } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { HttpServerLive } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
+import { BaileysEngineLive } from "../runtime/engines/baileys/BaileysEngine.js"
 import { SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
@@ -28,7 +29,7 @@ export const sandboxEngineLayer = (settings: Settings) =>
 export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, never, SqlClient.SqlClient> =>
   settings.engine === "sandbox"
     ? sandboxEngineLayer(settings)
-    : Layer.die(new Error("ENGINE=baileys is not available in this build yet; use ENGINE=sandbox"))
+    : BaileysEngineLive({ waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl) })
 
 /** The Store chosen by `DATABASE_URL`, with its repositories. */
 export const storeFromSettings = (settings: Settings) =>

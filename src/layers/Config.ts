@@ -12,6 +12,8 @@ export interface Settings {
   readonly dataDir: string
   readonly databaseUrl: string
   readonly engine: "sandbox" | "baileys"
+  /** The WhatsApp Web socket; only set to test against a loopback peer. */
+  readonly waWebSocketUrl: Option.Option<string>
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly sandboxPairDelay: Duration.Duration
   readonly reconnect: ReconnectSettings
@@ -35,6 +37,7 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   databaseUrl: Config.option(Config.string("DATABASE_URL")),
   engine: Config.literal("sandbox", "baileys")("ENGINE").pipe(Config.withDefault("sandbox" as const)),
+  waWebSocketUrl: Config.option(Config.url("WA_WS_URL").pipe(Config.map((url) => url.toString()))),
   apiKey: Config.option(Config.redacted("API_KEY")).pipe(
     Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))
   ),

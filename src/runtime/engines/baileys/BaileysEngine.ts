@@ -1,0 +1,241 @@
+import { phoneNumberPattern } from "../../../services/Ids.js"
+import {
+  type BaileysEventMap,
+  Browsers,
+  generateMessageIDV2,
+  makeWASocket,
+  type WAMessage,
+  type WASocket
+} from "@whiskeysockets/baileys"
+import type { Agent as HttpsAgent } from "node:https"
+import { Cause, Clock, Effect, Layer, Option, Queue, Runtime, Stream } from "effect"
+import {
+  type ConnectOptions,
+  Engine,
+  type EngineConnection,
+  EngineError,
+  EngineEvent,
+  type SendTextCommand
+} from "../../Engine.js"
+import { makeStoreAuthState } from "./authState.js"
+import { makeConnectionTranslator } from "./connectionUpdate.js"
+import { engineErrorOf } from "./disconnect.js"
+import { isIgnoredJid, type PhoneOfLid, toWireJid } from "./jids.js"
+import { makeBaileysLogger } from "./logger.js"
+import { fromUpdates, fromUpsert } from "./messages.js"
+import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents, type ProxyAgents, redactProxy } from "./proxy.js"
+
+export { meOf } from "./connectionUpdate.js"
+
+/**
+ * The real bridge: WhatsApp Web through Baileys. One socket per `connect`, ended with the
+ * connection's scope; the actor reconnects by calling `connect` again, so a reconnect is
+ * always a fresh socket on the same (Store-backed) credentials.
+ */
+
+export interface BaileysEngineOptions {
+  /** Where the WhatsApp Web websocket lives; a loopback peer in tests, Baileys' default otherwise. */
+  readonly waWebSocketUrl?: string | undefined
+}
+
+
+/** The Baileys events the engine listens to, in the order they happened. */
+type RawEvent = {
+  [K in "connection.update" | "creds.update" | "messages.upsert" | "messages.update"]: {
+    readonly name: K
+    readonly data: BaileysEventMap[K]
+  }
+}["connection.update" | "creds.update" | "messages.upsert" | "messages.update"]
+
+const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    const run = Runtime.runPromise(runtime)
+    const { state, saveCreds } = yield* makeStoreAuthState(options.auth)
+    const agents = yield* acquireProxyAgents(options.proxyUrl)
+    const logger = makeBaileysLogger(runtime, {
+      sessionId: options.sessionId,
+      ...Option.match(options.proxyUrl, { onNone: () => ({}), onSome: (url) => ({ proxy: redactProxy(url) }) })
+    })
+    // Baileys' emitter is synchronous: each event is handed over in order (`raw`) and worked
+    // on in a fiber, which feeds the connection's events (`events`).
+    const raw = yield* Queue.unbounded<RawEvent>()
+    const events = yield* Queue.unbounded<EngineEvent>()
+    const listeners = new Map<keyof BaileysEventMap, (data: never) => void>()
+
+    const sock = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () =>
+          makeWASocket({
+            auth: state,
+            logger,
+            browser: Browsers.ubuntu("Switchboard"),
+            syncFullHistory: false,
+            markOnlineOnConnect: false,
+            shouldIgnoreJid: isIgnoredJid,
+            // Retry receipts: WhatsApp asks us to re-encrypt a message we sent.
+            getMessage: async (key) => {
+              if (!key.id) return undefined
+              const sent = await run(options.lookupSent(key.id))
+              return Option.isSome(sent) ? { conversation: sent.value.text } : undefined
+            },
+            ...(engineOptions.waWebSocketUrl === undefined ? {} : { waWebSocketUrl: engineOptions.waWebSocketUrl }),
+            ...(agents === undefined ? {} : {
+              // agent-base agents are `http.Agent`s that speak TLS when the endpoint does,
+              // which is what `ws` and `https.request` need; Baileys' types ask for `https.Agent`.
+              agent: agents.agent as HttpsAgent,
+              fetchAgent: agents.fetchAgent as HttpsAgent,
+              // Node's global fetch reads `dispatcher`; lib.dom's RequestInit does not know it.
+              options: { dispatcher: agents.dispatcher } as unknown as RequestInit
+            })
+          }),
+        catch: (error) => engineErrorOf("CONNECT", error)
+      }),
+      (sock) =>
+        Effect.promise(async () => {
+          // Our listeners go first, so the close that `end` emits is not reported as news.
+          for (const [name, listener] of listeners) sock.ev.off(name, listener as never)
+          await sock.end(undefined).catch(() => undefined)
+        }).pipe(Effect.zipRight(Queue.shutdown(raw)), Effect.zipRight(Queue.shutdown(events)))
+    )
+
+    const listen = <K extends RawEvent["name"]>(name: K) => {
+      const listener = (data: BaileysEventMap[K]) => void Queue.unsafeOffer(raw, { name, data } as RawEvent)
+      listeners.set(name, listener as (data: never) => void)
+      sock.ev.on(name, listener)
+    }
+    listen("creds.update")
+    listen("connection.update")
+    listen("messages.upsert")
+    listen("messages.update")
+
+    const phoneOfLid: PhoneOfLid = (lid) =>
+      Effect.tryPromise(() => sock.signalRepository.lidMapping.getPNForLID(lid)).pipe(
+        Effect.map(Option.fromNullable),
+        Effect.orElseSucceed(() => Option.none<string>())
+      )
+
+    const connectionEvents = makeConnectionTranslator(() => state.creds)
+    const translate = (event: RawEvent): Effect.Effect<ReadonlyArray<EngineEvent>> => {
+      switch (event.name) {
+        case "creds.update":
+          // Persisted before the next event is looked at: a 515 restart right after pairing
+          // must find the new credentials in the Store.
+          return Effect.as(saveCreds(event.data), [])
+        case "connection.update":
+          return Effect.map(Clock.currentTimeMillis, (now) => connectionEvents(event.data, now))
+        case "messages.upsert":
+          return fromUpsert(event.data, phoneOfLid)
+        case "messages.update":
+          return Effect.succeed(fromUpdates(event.data))
+      }
+    }
+
+    // One fiber, in order; it stops after `Closed` so nothing (not even creds) is written
+    // behind the actor's back once it has been told the connection is over.
+    yield* Stream.fromQueue(raw).pipe(
+      Stream.mapEffect(translate),
+      Stream.flattenIterables,
+      Stream.takeUntil((event) => event._tag === "Closed"),
+      Stream.runForEach((event) => Queue.offer(events, event)),
+      // A defect here (the Store failing) must still end the connection, or the actor waits forever.
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.void : Effect.zipRight(
+          Effect.logError("baileys: event handling failed", cause),
+          Queue.offer(events, EngineEvent.Closed({
+            reason: { kind: "retry", code: "ENGINE_FAILED", message: "baileys: handling a connection event failed" }
+          }))
+        )
+      ),
+      Effect.forkScoped
+    )
+
+    return {
+      events: Stream.fromQueue(events).pipe(Stream.takeUntil((event) => event._tag === "Closed")),
+      sendText: (command) => sendText(sock, options, command),
+      requestPairingCode: (phoneNumber) => requestPairingCode(sock, phoneNumber),
+      markRead: (chatId, ids) =>
+        Effect.tryPromise({
+          try: () => sock.readMessages(ids.map((id) => ({ remoteJid: toWireJid(chatId), id, fromMe: false }))),
+          catch: (error) => engineErrorOf("MARK_READ", error)
+        }),
+      logout: Effect.tryPromise({ try: () => sock.logout(), catch: (error) => engineErrorOf("LOGOUT", error) })
+    } satisfies EngineConnection
+  })
+
+const acquireProxyAgents = (proxyUrl: Option.Option<string>) =>
+  Option.match(proxyUrl, {
+    onNone: () => Effect.succeed<ProxyAgents | undefined>(undefined),
+    onSome: (url) =>
+      Effect.acquireRelease(
+        Effect.try({
+          try: (): ProxyAgents | undefined => makeProxyAgents(url),
+          catch: (error) =>
+            new EngineError({
+              code: "INVALID_PROXY",
+              // InvalidProxyUrl carries the redacted URL only; anything else gets no detail.
+              message: error instanceof InvalidProxyUrl ? error.message : `invalid proxy URL ${redactProxy(url)}`,
+              transient: false
+            })
+        }),
+        (agents) => agents === undefined ? Effect.void : Effect.promise(() => closeProxyAgents(agents))
+      )
+  })
+
+/**
+ * Sends with the id the gateway chose, so a resend after a crash is the same message.
+ * A quote needs the quoted content; the Store knows it for messages this session sent.
+ */
+const sendText = (sock: WASocket, options: ConnectOptions, command: SendTextCommand) =>
+  Effect.gen(function*() {
+    const jid = toWireJid(command.chatId)
+    const quoted = command.quotedEngineMessageId === undefined
+      ? undefined
+      : yield* quotedMessage(options, command.quotedEngineMessageId)
+    const mentions = command.mentions?.map(toWireJid)
+    const sent = yield* Effect.tryPromise({
+      try: () =>
+        sock.sendMessage(
+          jid,
+          { text: command.text, ...(mentions === undefined || mentions.length === 0 ? {} : { mentions }) },
+          { messageId: command.engineMessageId, ...(quoted === undefined ? {} : { quoted }) }
+        ),
+      catch: (error) => engineErrorOf("SEND", error)
+    })
+    const seconds = Number(sent?.messageTimestamp?.toString() ?? 0)
+    return {
+      engineMessageId: sent?.key.id ?? command.engineMessageId,
+      timestamp: seconds > 0 ? new Date(seconds * 1000) : new Date()
+    }
+  })
+
+const quotedMessage = (options: ConnectOptions, engineMessageId: string) =>
+  Effect.map(options.lookupSent(engineMessageId), Option.match({
+    // Not ours (or not text): quoting without the content would be rejected by Baileys.
+    onNone: () => undefined,
+    onSome: (stored): WAMessage => ({
+      key: { remoteJid: toWireJid(stored.chatId), fromMe: true, id: engineMessageId },
+      message: { conversation: stored.text }
+    })
+  }))
+
+const requestPairingCode = (sock: WASocket, phoneNumber: string) =>
+  Effect.gen(function*() {
+    const digits = phoneNumberPattern.exec(phoneNumber.trim())?.[1]
+    if (digits === undefined) {
+      return yield* new EngineError({ code: "INVALID_PHONE_NUMBER", message: "phoneNumber must be 6–15 digits", transient: false })
+    }
+    return yield* Effect.tryPromise({
+      try: () => sock.requestPairingCode(digits),
+      catch: (error) => engineErrorOf("PAIRING_CODE", error)
+    })
+  })
+
+export const BaileysEngineLive = (engineOptions: BaileysEngineOptions = {}): Layer.Layer<Engine> =>
+  Layer.succeed(Engine, Engine.of({
+    name: "baileys",
+    newMessageId: () => generateMessageIDV2(),
+    // Everything Baileys keeps about a session is its AuthState, which the gateway wipes.
+    forget: () => Effect.void,
+    connect: (options) => connect(engineOptions, options)
+  }))

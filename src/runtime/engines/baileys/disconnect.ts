@@ -1,0 +1,105 @@
+import { type CloseReason, EngineError } from "../../Engine.js"
+
+/**
+ * What a Baileys `connection.update` close means for the session. Baileys reports the cause
+ * as a Boom error whose `output.statusCode` mirrors WhatsApp's stream error codes
+ * (`DisconnectReason`); the actor then retries, restarts, wipes credentials or stops.
+ */
+
+export interface BaileysClose {
+  /** `lastDisconnect.error.output.statusCode`; undefined when Baileys gave none. */
+  readonly statusCode: number | undefined
+  /** Whether the account had been linked (pair-success seen, see `isLinked`) when the socket closed. */
+  readonly linked: boolean
+  /**
+   * Whether this socket showed a QR. Baileys closes with 408 both when the QR refs run out
+   * and on any network error (ECONNREFUSED, ENOTFOUND, timeouts): only the first is QR_EXPIRED.
+   */
+  readonly qrShown: boolean
+  /** The close came from the websocket failing (Baileys' "WebSocket Error (…)"), not from WhatsApp. */
+  readonly networkError: boolean
+  /** Baileys' description of the close, for `lastError`; never contains credentials. */
+  readonly message: string | undefined
+}
+
+/** The status code of a Baileys close error (a Boom: `error.output.statusCode`). */
+export const statusCodeOf = (error: unknown): number | undefined => {
+  if (typeof error !== "object" || error === null) return undefined
+  const output = (error as { readonly output?: { readonly statusCode?: unknown } }).output
+  return typeof output?.statusCode === "number" ? output.statusCode : undefined
+}
+
+export const closeMessageOf = (error: unknown): string | undefined =>
+  error instanceof Error && error.message !== "" ? error.message : undefined
+
+/** Baileys wraps websocket failures as `Boom("WebSocket Error (…)", { data: <the ws error> })`. */
+export const isNetworkError = (error: unknown): boolean => {
+  const data = (error as { readonly data?: { readonly code?: unknown } } | null | undefined)?.data
+  return (typeof data?.code === "string" && data.code.startsWith("E")) || /^WebSocket Error/.test(closeMessageOf(error) ?? "")
+}
+
+/** Everything `closeReasonOf` needs, read off a `connection.update` close. */
+export const baileysCloseOf = (error: unknown, linked: boolean, qrShown: boolean): BaileysClose => ({
+  statusCode: statusCodeOf(error),
+  linked,
+  qrShown,
+  networkError: isNetworkError(error),
+  message: closeMessageOf(error)
+})
+
+/** Codes on which reconnecting is pointless or harmful, with the code the API reports. */
+const terminal: Record<number, { readonly kind: "logged_out" | "fatal"; readonly code: string; readonly why: string }> = {
+  401: { kind: "logged_out", code: "LOGGED_OUT", why: "the device was unlinked" },
+  403: { kind: "fatal", code: "FORBIDDEN", why: "WhatsApp refused the account" },
+  411: { kind: "fatal", code: "MULTIDEVICE_MISMATCH", why: "the account does not support multi-device" },
+  // Another socket uses the same credentials: reconnecting would make the two fight forever.
+  440: { kind: "fatal", code: "CONNECTION_REPLACED", why: "another connection took over this session" }
+}
+
+/** Transient codes: the actor reconnects on its backoff schedule, naming the cause. */
+const transient: Record<number, string> = {
+  408: "CONNECTION_LOST",
+  428: "CONNECTION_CLOSED",
+  500: "BAD_SESSION",
+  503: "SERVICE_UNAVAILABLE"
+}
+
+export const closeReasonOf = ({ linked, message, networkError, qrShown, statusCode }: BaileysClose): CloseReason => {
+  const detail = (fallback: string) => `baileys: ${message ?? fallback}${statusCode === undefined ? "" : ` (${statusCode})`}`
+  if (statusCode !== undefined) {
+    const stop = terminal[statusCode]
+    if (stop !== undefined) return { kind: stop.kind, code: stop.code, message: detail(stop.why) }
+    // WhatsApp asks for a fresh socket, always right after pairing: reconnect at once.
+    if (statusCode === 515) return { kind: "restart", code: "RESTART_REQUIRED", message: detail("restart required") }
+    // Before linking, a 408 while QRs were up means every QR ref was used without a scan.
+    if (statusCode === 408 && !linked && qrShown && !networkError) {
+      return { kind: "fatal", code: "QR_EXPIRED", message: detail("no device linked before the QR codes ran out") }
+    }
+  }
+  const code = statusCode === undefined
+    ? "CONNECTION_ENDED"
+    : transient[statusCode] ?? `DISCONNECTED_${statusCode}`
+  return { kind: "retry", code, message: detail("the connection closed") }
+}
+
+/** Codes after which trying the same operation again later may succeed. */
+const transientCodes = new Set([408, 428, 500, 503, 515])
+
+/**
+ * An error thrown by a Baileys operation (send, pairing code, receipts, logout) as an
+ * `EngineError`. Baileys throws Booms: connection-level codes are transient, the rest
+ * (bad input, refused by the server) are not; an error without a code is presumed transient
+ * only if it reads like a dropped connection or a timeout.
+ */
+export const engineErrorOf = (operation: string, error: unknown): EngineError => {
+  const statusCode = statusCodeOf(error)
+  const text = error instanceof Error ? error.message : String(error)
+  const transient = statusCode !== undefined
+    ? transientCodes.has(statusCode)
+    : /connection (closed|lost)|timed? ?out|socket/i.test(text)
+  return new EngineError({
+    code: statusCode === undefined ? `${operation}_FAILED` : `${operation}_FAILED_${statusCode}`,
+    message: `baileys: ${text}`,
+    transient
+  })
+}
