@@ -42,9 +42,16 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
 const storeInbound = (sessionId: string, inbound: InboundMessage) =>
   Effect.gen(function*() {
     const messages = yield* MessageRepo
-    const events = yield* Events
-    // Engines may hand over the same message again after a reconnect.
-    if (Option.isSome(yield* messages.findByEngineId(sessionId, inbound.engineMessageId))) return
+    const existing = yield* messages.findByEngineId(sessionId, inbound.engineMessageId)
+    if (Option.isSome(existing)) {
+      // Engines hand over the same message again after a reconnect: once is enough. But one
+      // that could not be read before (WhatsApp resends after a decryption failure) and can
+      // be now takes its content, and is announced as received.
+      const readable = inbound.type !== "unknown" && existing.value.type === "unknown"
+      if (!readable) return
+      if (!(yield* messages.reviseUnreadable(existing.value.id, inbound, new Date().toISOString()))) return
+      return yield* announceReceived(sessionId, existing.value.id, inbound)
+    }
     const sessions = yield* SessionRepo
     const me = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.phone)
     const id = uuidv7()
@@ -70,15 +77,19 @@ const storeInbound = (sessionId: string, inbound: InboundMessage) =>
       createdAt: at,
       updatedAt: at
     })
-    const message = yield* messages.findById(sessionId, id)
-    if (Option.isSome(message)) {
-      // Both ids of the sender, as far as known (WhatsApp increasingly shows only the LID).
-      yield* events.publish(makeEvent("message.received", sessionId, {
-        message: message.value,
-        phone: inbound.fromPhone,
-        lid: inbound.fromLid
-      }))
-    }
+    yield* announceReceived(sessionId, id, inbound)
+  })
+
+const announceReceived = (sessionId: string, id: string, inbound: InboundMessage) =>
+  Effect.gen(function*() {
+    const message = yield* (yield* MessageRepo).findById(sessionId, id)
+    if (Option.isNone(message)) return
+    // Both ids of the sender, as far as known (WhatsApp increasingly shows only the LID).
+    yield* (yield* Events).publish(makeEvent("message.received", sessionId, {
+      message: message.value,
+      phone: inbound.fromPhone,
+      lid: inbound.fromLid
+    }))
   })
 
 const applyStatus = (

@@ -151,8 +151,20 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
       Effect.orDie
     )
 
+    /**
+     * A message first stored as unreadable (`unknown`, e.g. DECRYPTION_FAILED) arrived again and
+     * can be read: keep its id and history, take the content, clear the error.
+     */
+    const reviseUnreadable = Effect.fn("MessageRepo.reviseUnreadable")(
+      (id: string, content: { readonly type: MessageRow["type"]; readonly text: string | null }, at: string) =>
+        sql<{ readonly id: string }>`UPDATE messages SET type = ${content.type}, body = ${content.text}, error = NULL, updated_at = ${at}
+          WHERE id = ${id} AND type = ${"unknown"} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
+      Effect.orDie
+    )
+
     return {
       insert,
+      reviseUnreadable,
       findById,
       findRow,
       findByEngineId,

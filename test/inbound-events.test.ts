@@ -1,0 +1,60 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Layer, Option, Ref, Stream } from "effect"
+import { defaultSettings } from "../src/layers/Config.js"
+import { storeFromSettings } from "../src/layers/App.js"
+import { MessageRepo } from "../src/layers/store/MessageRepo.js"
+import { SessionRepo } from "../src/layers/store/SessionRepo.js"
+import { EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
+import { handleEngineEvent } from "../src/runtime/InboundEvents.js"
+import { type DomainEvent, Events } from "../src/services/Events.js"
+import { letFibersRun } from "./support/core.js"
+import { tempDir } from "./support/gateway.js"
+
+const inbound = (overrides: Partial<InboundMessage>): InboundMessage => ({
+  engineMessageId: "3EB0AAAA",
+  chatId: "15550002222@c.us",
+  from: "15550002222@c.us",
+  fromPhone: "15550002222@c.us",
+  fromLid: "200000000000001@lid",
+  type: "text",
+  text: "hello",
+  timestamp: new Date("2026-01-01T00:00:00.000Z"),
+  ...overrides
+})
+
+describe("inbound messages from an engine", () => {
+  it.scoped("stores an unreadable message as unknown with its error, and takes the content when it is resent readable", () =>
+    Effect.gen(function*() {
+      const dataDir = tempDir()
+      const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
+      const layer = Layer.mergeAll(storeFromSettings(settings), Events.layer)
+      yield* Effect.gen(function*() {
+        const now = new Date().toISOString()
+        yield* (yield* SessionRepo).insert({
+          id: "s1", name: "s1", engine: "baileys", status: "ready", desiredRunning: true, phone: "15550001111",
+          pushName: null, lid: null, proxyUrl: null, lastError: null, createdAt: now, updatedAt: now
+        })
+        const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
+        yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
+        const context = { sessionId: "s1", setStatus: () => Effect.void, showQr: () => Effect.void, markReady: Effect.void }
+        const deliver = (message: InboundMessage) => handleEngineEvent(EngineEvent.MessageReceived({ message }), context)
+
+        yield* deliver(inbound({ type: "unknown", text: null, error: { code: "DECRYPTION_FAILED", message: "no session" } }))
+        const messages = yield* MessageRepo
+        const stored = Option.getOrThrow(yield* messages.findByEngineId("s1", "3EB0AAAA"))
+        expect(stored).toMatchObject({ type: "unknown", text: null, error: { code: "DECRYPTION_FAILED" }, fromMe: false })
+
+        yield* deliver(inbound({}))
+        yield* deliver(inbound({})) // a plain duplicate changes nothing
+        const revised = Option.getOrThrow(yield* messages.findById("s1", stored.id))
+        expect(revised).toMatchObject({ type: "text", text: "hello", error: null })
+        const list = yield* messages.list("s1", {}, Option.none())
+        expect(list.total).toBe(1)
+
+        yield* letFibersRun
+        const received = Chunk.toReadonlyArray(yield* Ref.get(seen)).filter((e) => e.event === "message.received")
+        expect(received.map((e) => (e.data as { message: { type: string } }).message.type)).toEqual(["unknown", "text"])
+        expect(received[1]!.data).toMatchObject({ phone: "15550002222@c.us", lid: "200000000000001@lid" })
+      }).pipe(Effect.provide(layer))
+    }))
+})
