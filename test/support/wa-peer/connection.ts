@@ -1,0 +1,121 @@
+/**
+ * One client websocket: the noise transport plus what the peer learned about the client
+ * (registering, or logged in as an account) and the peer's own outstanding iqs.
+ */
+import { randomBytes } from "node:crypto"
+import type { BinaryNode } from "@whiskeysockets/baileys"
+import { NoiseResponder, type ClientHello } from "./frames.js"
+import type { Account } from "./pairing.js"
+import type { LinkCodeHello } from "./pairing-code.js"
+import type { ClientKeys } from "./signal.js"
+
+/** The slice of a `ws` WebSocket the peer uses (ws ships no types here). */
+export interface RawSocket {
+  readonly readyState: number
+  send(data: Buffer): void
+  close(code?: number): void
+  terminate(): void
+  on(event: "message", listener: (data: Buffer) => void): void
+  on(event: "close", listener: () => void): void
+  on(event: "error", listener: (error: Error) => void): void
+}
+
+const OPEN = 1
+
+export interface ConnectionHandlers {
+  hello(conn: Connection, hello: ClientHello): void
+  node(conn: Connection, node: BinaryNode): void
+  closed(conn: Connection): void
+}
+
+export class Connection {
+  readonly noise: NoiseResponder
+  /** set once logged in */
+  account: Account | undefined
+  /** set while registering (showing QRs): the keys from the registration payload */
+  registration: { noiseKey: Buffer; clientKeys: ClientKeys; refs: string[] } | undefined
+  /** set when the registering client asked to link with a pairing code */
+  linkCode: LinkCodeHello | undefined
+  /** true between `<success>` and close */
+  online = false
+  closed = false
+  /** messages written to this client and not yet receipted: redelivered after its next login
+   *  if the socket goes away first */
+  readonly unacked = new Map<string, (conn: Connection) => Promise<void>>()
+  private readonly waiting = new Map<string, (node: BinaryNode) => void>()
+  private idCounter = 0
+  private readonly idPrefix = randomBytes(2).toString("hex")
+
+  constructor(
+    readonly socket: RawSocket,
+    handlers: ConnectionHandlers
+  ) {
+    this.noise = new NoiseResponder(
+      bytes => {
+        if (this.socket.readyState === OPEN) this.socket.send(bytes)
+      },
+      hello => handlers.hello(this, hello),
+      node => {
+        const waiter = node.tag === "iq" && node.attrs.id ? this.waiting.get(node.attrs.id) : undefined
+        if (waiter && (node.attrs.type === "result" || node.attrs.type === "error")) {
+          this.waiting.delete(node.attrs.id!)
+          waiter(node)
+        } else handlers.node(this, node)
+      },
+      () => this.terminate()
+    )
+    socket.on("message", data => this.noise.push(data))
+    socket.on("error", () => undefined)
+    socket.on("close", () => {
+      this.closed = true
+      this.online = false
+      handlers.closed(this)
+    })
+  }
+
+  /** the websocket is open (not closing / closed) */
+  get isOpen(): boolean {
+    return !this.closed && this.socket.readyState === OPEN
+  }
+
+  nextId(): string {
+    return `${this.idPrefix}.${++this.idCounter}`
+  }
+
+  send(node: BinaryNode): void {
+    if (this.closed || this.socket.readyState !== OPEN) return
+    this.noise.sendNode(node)
+  }
+
+  /** Send an iq and await the client's answer (rejects after `timeoutMs` or on close). */
+  query(node: BinaryNode, timeoutMs = 10_000): Promise<BinaryNode> {
+    const id = node.attrs.id ?? this.nextId()
+    node.attrs.id = id
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id)
+        reject(new Error(`client did not answer iq ${id}`))
+      }, timeoutMs)
+      timer.unref()
+      this.waiting.set(id, answer => {
+        clearTimeout(timer)
+        resolve(answer)
+      })
+      this.send(node)
+    })
+  }
+
+  /** Send a terminal stanza (stream:error / failure) and let the client close; force it later. */
+  sendAndHangUp(node: BinaryNode, graceMs = 2_000): void {
+    this.send(node)
+    this.online = false
+    // closing right away could make the client see the socket close before it decoded the
+    // stanza (decoding is async): let it close, terminate only if it does not
+    setTimeout(() => this.terminate(), graceMs).unref()
+  }
+
+  /** Abrupt close, no close frame. */
+  terminate(): void {
+    if (!this.closed) this.socket.terminate()
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Fake contacts: other WhatsApp users with a phone number, an assigned LID and a real libsignal
+ * identity. They receive what linked clients send them and can send text back.
+ */
+import { randomBytes } from "node:crypto"
+import { encodeWAMessage, proto, unpadRandomMax16, type BinaryNode } from "@whiskeysockets/baileys"
+import { lidJid, newLidUser, pnJid, type Account } from "./pairing.js"
+import { SignalParty } from "./signal.js"
+
+/** A message a linked client sent to a fake contact, as the contact decrypted it. */
+export interface ReceivedMessage {
+  /** the sending account's phone number */
+  readonly from: string
+  /** the recipient's phone number (a fake contact, or another account's phone) */
+  readonly to: string
+  /** the `to` of the stanza (phone JID or LID, as the client addressed it) */
+  readonly toJid: string
+  readonly id: string
+  /** conversation / extended text, when the message is text */
+  readonly text: string | undefined
+  readonly message: proto.IMessage
+}
+
+export const newMessageId = (): string => `3EB0${randomBytes(8).toString("hex").toUpperCase()}`
+
+/** The Signal address a party uses for a linked client (mirrors Baileys' `<lid>_1.<device>`). */
+export const clientAddress = (account: Account): [string, number] => [`${account.lidUser}_1`, account.device]
+
+/** Encrypt `message` from `party` to the account's linked device: the `<enc>` node. */
+export const encryptFor = async (party: SignalParty, account: Account, message: proto.IMessage): Promise<BinaryNode> => {
+  const [address, device] = clientAddress(account)
+  const { type, ciphertext } = await party.encrypt(address, device, encodeWAMessage(message), () =>
+    account.clientKeys.takeBundle()
+  )
+  return { tag: "enc", attrs: { v: "2", type }, content: ciphertext }
+}
+
+/** Decrypt an `<enc>` the account's linked device addressed to `party`. */
+export const decryptFrom = async (party: SignalParty, account: Account, enc: BinaryNode): Promise<proto.Message> => {
+  if (!(enc.content instanceof Uint8Array)) throw new Error("enc without ciphertext")
+  const [address, device] = clientAddress(account)
+  const plain = await party.decrypt(address, device, enc.attrs.type ?? "msg", Buffer.from(enc.content))
+  return proto.Message.decode(unpadRandomMax16(plain))
+}
+
+export interface SendOptions {
+  /** message id (default: a fresh `3EB0…` id) */
+  readonly id?: string
+}
+
+/** What a contact needs from the peer: delivering a stanza to an account's linked device. */
+export interface ContactHost {
+  deliverFromContact(contact: FakeContact, toPhone: string, message: proto.IMessage, id: string): Promise<void>
+  receiptFromContact(message: ReceivedMessage, type?: string): Promise<void>
+}
+
+export class FakeContact {
+  readonly party = new SignalParty()
+  readonly lidUser: string
+  /** messages linked clients sent this contact */
+  readonly inbox: ReceivedMessage[] = []
+
+  constructor(
+    private readonly host: ContactHost,
+    readonly phone: string,
+    readonly name: string,
+    lidUser?: string
+  ) {
+    this.lidUser = lidUser ?? newLidUser()
+  }
+
+  /** `<phone>@s.whatsapp.net` */
+  get jid(): string {
+    return pnJid(this.phone)
+  }
+
+  /** `<lid>@lid` */
+  get lid(): string {
+    return lidJid(this.lidUser)
+  }
+
+  /**
+   * Send a text to the account with phone `toPhone`. It arrives as
+   * `<message from=<lid>@lid sender_pn=<phone>@s.whatsapp.net addressing_mode=lid>` with a `pkmsg`
+   * (first message) or `msg`. Resolves with the message id once written to the client's socket;
+   * when the account has no live connection it is queued and delivered after its next login.
+   */
+  async send(toPhone: string, text: string, options: SendOptions = {}): Promise<string> {
+    const id = options.id ?? newMessageId()
+    await this.host.deliverFromContact(this, toPhone, { conversation: text }, id)
+    return id
+  }
+
+  /** The contact reads a message a client sent it (`<receipt type=read>`: Baileys status 4). */
+  async read(messageId: string): Promise<void> {
+    const message = this.inbox.find(m => m.id === messageId)
+    if (!message) throw new Error(`${this.phone} never received ${messageId}`)
+    await this.host.receiptFromContact(message, "read")
+  }
+
+  /** Send any `proto.IMessage` (e.g. `{ extendedTextMessage: { text } }`). */
+  async sendMessage(toPhone: string, message: proto.IMessage, options: SendOptions = {}): Promise<string> {
+    const id = options.id ?? newMessageId()
+    await this.host.deliverFromContact(this, toPhone, message, id)
+    return id
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Loopback WhatsApp Web peer for end-to-end tests of the real Baileys client (rc14), no internet.
+ *
+ * It plays WhatsApp's server (noise handshake, QR refs, login, iqs, acks, receipts) and the phones:
+ * each account's phone links devices by scanning their QR, and fake contacts with real libsignal
+ * identities exchange end-to-end encrypted messages with the linked client.
+ *
+ * ```ts
+ * const peer = await startWaPeer()                   // 127.0.0.1, random port
+ * makeWASocket({ waWebSocketUrl: peer.url, ... })    // "ws://127.0.0.1:<port>/ws/chat"
+ * // connection.update { qr } →
+ * await peer.scan(qr, { phone: "15551230001" })      // pair → stream:error 515 → client restarts
+ * const bob = peer.contact("15551230002")            // fake contact (libsignal identity + LID)
+ * await bob.send("15551230001", "hello")             // pkmsg from <lid>@lid, sender_pn=<phone>@s.whatsapp.net
+ * await peer.waitFor("received", m => m.text === "hi")   // what the client sent bob, decrypted
+ * peer.unlink("15551230001")   // stream:error 401 device_removed → Baileys closes with 401
+ * peer.conflict("15551230001") // stream:error conflict replaced → 440
+ * peer.drop("15551230001")     // socket cut → 428 (Baileys' "connection closed")
+ * await peer.close()
+ * ```
+ *
+ * Events (`peer.on` / `peer.waitFor`): `registering` (a client asked for QR refs), `paired`
+ * (Account), `login` (Account), `ready` (Account: login queries answered, offline marker sent),
+ * `pairing-code` (phone: a client called requestPairingCode; then `peer.enterCode(code, {phone})`),
+ * `received` (ReceivedMessage), `receipt` ({ phone, id, type }), `peer-error` (Error).
+ *
+ * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
+ * cannot scan by itself); one linked device per account; no groups, media, app-state, calls.
+ */
+import { WaPeer, type WaPeerOptions } from "./peer.js"
+
+export { WaPeer, type ScanOptions, type WaPeerOptions } from "./peer.js"
+export { FakeContact, type ReceivedMessage, type SendOptions } from "./contacts.js"
+export { lidJid, pnJid, type Account } from "./pairing.js"
+export { peerCertificates } from "./frames.js"
+
+export const startWaPeer = (options: WaPeerOptions = {}): Promise<WaPeer> => WaPeer.start(options)

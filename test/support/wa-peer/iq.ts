@@ -1,0 +1,66 @@
+/**
+ * The client's `<iq>` requests and the peer's answers. Anything not listed gets an empty
+ * `type=result`, so Baileys never waits for a query timeout.
+ */
+import { getBinaryNodeChild, type BinaryNode } from "@whiskeysockets/baileys"
+import type { Connection } from "./connection.js"
+import type { Account } from "./pairing.js"
+import { parseCompanionHello } from "./pairing-code.js"
+import { keysResult, privacyResult, result, usyncResult, type Entity } from "./stanzas.js"
+
+export interface IqHost {
+  resolve(user: string): Entity | undefined
+  /** the client finished its login queries (the digest check comes last) */
+  afterLogin(conn: Connection, account: Account): Promise<void>
+  emit(event: "pairing-code", phone: string): boolean
+}
+
+/** Login sequence: prekey count → (prekey upload) → passive active → digest → `open`. */
+export const answerIq = async (peer: IqHost, conn: Connection, iq: BinaryNode): Promise<void> => {
+  const { type, xmlns } = iq.attrs
+  if (type === "result" || type === "error") return
+  const account = conn.account
+  const child = Array.isArray(iq.content) ? iq.content[0] : undefined
+  if (!account) {
+    if (xmlns === "md" && child?.tag === "link_code_companion_reg") {
+      if (child.attrs.stage === "companion_finish") {
+        conn.send(result(iq))
+        return conn.linkCode?.finish?.(iq)
+      }
+      const hello = parseCompanionHello(iq)
+      if (hello && conn.registration) {
+        conn.linkCode = hello
+        const ref: BinaryNode = { tag: "link_code_pairing_ref", attrs: {}, content: Buffer.from(hello.ref) }
+        conn.send(result(iq, [{ tag: "link_code_companion_reg", attrs: {}, content: [ref] }]))
+        peer.emit("pairing-code", hello.phone)
+        return
+      }
+    }
+    return conn.send(result(iq))
+  }
+  if (xmlns === "encrypt" && child?.tag === "count") {
+    return conn.send(result(iq, [{ tag: "count", attrs: { value: `${account.clientKeys.preKeys.size}` } }]))
+  }
+  if (xmlns === "encrypt" && type === "set" && getBinaryNodeChild(iq, "list")) {
+    account.clientKeys.upload(iq)
+    return conn.send(result(iq))
+  }
+  if (xmlns === "encrypt" && child?.tag === "rotate") {
+    account.clientKeys.upload(child)
+    return conn.send(result(iq))
+  }
+  if (xmlns === "encrypt" && child?.tag === "digest") {
+    conn.send(result(iq, [{ tag: "digest", attrs: {} }]))
+    return peer.afterLogin(conn, account)
+  }
+  if (xmlns === "encrypt" && child?.tag === "key") return conn.send(keysResult(iq, user => peer.resolve(user)))
+  if (xmlns === "usync") return conn.send(usyncResult(iq, account, user => peer.resolve(user)))
+  if (xmlns === "privacy" && type === "get") return conn.send(privacyResult(iq))
+  if (xmlns === "blocklist") return conn.send(result(iq, [{ tag: "list", attrs: {} }]))
+  if (xmlns === "md" && child?.tag === "remove-companion-device") {
+    account.linked = false
+    conn.send(result(iq))
+    return
+  }
+  conn.send(result(iq))
+}

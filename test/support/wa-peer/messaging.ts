@@ -1,0 +1,92 @@
+/**
+ * Message traffic between linked clients and the peer's Signal parties (contacts, phones).
+ */
+import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, proto, type BinaryNode } from "@whiskeysockets/baileys"
+import type { Connection } from "./connection.js"
+import { decryptFrom, encryptFor, newMessageId, type ReceivedMessage } from "./contacts.js"
+import type { Account } from "./pairing.js"
+import type { SignalParty } from "./signal.js"
+import { textOf, type Entity } from "./stanzas.js"
+
+const now = (): string => `${Math.floor(Date.now() / 1000)}`
+
+/** Encrypt `message` from `party` to the account's linked device and write the `<message>`. */
+export const sendFromParty = async (
+  conn: Connection,
+  party: SignalParty,
+  account: Account,
+  message: proto.IMessage,
+  attrs: { from: string; id?: string } & Record<string, string>
+): Promise<void> => {
+  const enc = await encryptFor(party, account, message)
+  conn.send({
+    tag: "message",
+    attrs: { type: message.conversation || message.extendedTextMessage ? "text" : "media", t: now(), ...attrs, id: attrs.id ?? newMessageId() },
+    content: [enc]
+  })
+}
+
+/** What the message handler needs from the peer. */
+export interface MessageHost {
+  readonly received: ReceivedMessage[]
+  readonly errors: string[]
+  /** how long the contact's phone takes to send the delivery receipt */
+  readonly receiptDelayMs: number
+  resolve(user: string): Entity | undefined
+  emit(event: "received", message: ReceivedMessage): boolean
+}
+
+/**
+ * A `<message>` from a linked client: decrypt each `<to><enc>` meant for a fake contact, record it,
+ * then answer like the server (`<ack class=message>`) and the contact's phone (`<receipt>`, i.e.
+ * delivered). Copies for the account's own phone are decrypted and dropped; a message to another
+ * account of the peer ends at that account's phone (recorded, not forwarded to its linked device).
+ */
+export const handleClientMessage = async (host: MessageHost, conn: Connection, account: Account, node: BinaryNode): Promise<void> => {
+  const id = node.attrs.id ?? ""
+  const destination = node.attrs.to ?? ""
+  const targets: Array<{ jid: string; enc: BinaryNode }> = []
+  for (const to of getBinaryNodeChildren(getBinaryNodeChild(node, "participants"), "to")) {
+    const enc = getBinaryNodeChild(to, "enc")
+    if (enc && to.attrs.jid) targets.push({ jid: to.attrs.jid, enc })
+  }
+  for (const enc of getBinaryNodeChildren(node, "enc")) targets.push({ jid: destination, enc })
+
+  let delivered = false
+  for (const { jid, enc } of targets) {
+    const decoded = jidDecode(jid)
+    const entity = decoded ? host.resolve(decoded.user) : undefined
+    const party =
+      entity?.kind === "contact" ? entity.contact.party : entity?.kind === "account" && !decoded?.device ? entity.account.phoneParty : undefined
+    if (!entity || !party) continue
+    try {
+      const message = await decryptFrom(party, account, enc)
+      // copies for the sender's own phone are dropped; another account's phone keeps them
+      if (entity.kind === "account" && entity.account === account) continue
+      const received: ReceivedMessage = {
+        from: account.phone,
+        to: entity.kind === "contact" ? entity.contact.phone : entity.account.phone,
+        toJid: destination,
+        id,
+        text: textOf(message),
+        message: proto.Message.toObject(message) as proto.IMessage
+      }
+      host.received.push(received)
+      if (entity.kind === "contact") entity.contact.inbox.push(received)
+      host.emit("received", received)
+      delivered = true
+    } catch (error) {
+      host.errors.push(`decrypt ${id} for ${jid}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  conn.send({ tag: "ack", attrs: { class: "message", id, from: destination, t: now() } })
+  if (!delivered) return
+  const receipt = () => conn.send({ tag: "receipt", attrs: { id, from: destination, t: now() } })
+  if (host.receiptDelayMs > 0) setTimeout(receipt, host.receiptDelayMs).unref()
+  else receipt()
+}
+
+/** A receipt from a contact's phone for a message the client sent it (`type` "read", …). */
+export const sendContactReceipt = (conn: Connection, message: ReceivedMessage, type?: string): void => {
+  conn.send({ tag: "receipt", attrs: { id: message.id, from: message.toJid, t: now(), ...(type ? { type } : {}) } })
+}

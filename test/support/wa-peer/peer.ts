@@ -1,0 +1,138 @@
+/**
+ * The loopback WhatsApp Web peer: a websocket server on 127.0.0.1 that plays WhatsApp's server
+ * and the phones of its accounts, for the real Baileys client. See ./index.ts for an overview.
+ */
+import type { AddressInfo } from "node:net"
+import { Curve, type BinaryNode, proto } from "@whiskeysockets/baileys"
+import { FakeContact, type ContactHost, type ReceivedMessage } from "./contacts.js"
+import type { Connection } from "./connection.js"
+import { peerCertificates } from "./frames.js"
+import { sendContactReceipt, sendFromParty } from "./messaging.js"
+import { parseQr, type Account } from "./pairing.js"
+import { primaryHello } from "./pairing-code.js"
+import { listen, PeerServer, streamError, type ScanOptions, type WaPeerOptions } from "./server.js"
+
+export type { ScanOptions, WaPeerOptions } from "./server.js"
+
+export class WaPeer extends PeerServer implements ContactHost {
+  static async start(options: WaPeerOptions = {}): Promise<WaPeer> {
+    peerCertificates() // make Baileys trust the peer's root before any client connects
+    const host = options.host ?? "127.0.0.1"
+    const peer = new WaPeer(await listen(host, options.port ?? 0), options)
+    peer.port = (peer.server.address() as AddressInfo).port
+    peer.url = `ws://${host}:${peer.port}/ws/chat`
+    return peer
+  }
+
+  /** The fake contact with this phone number (created on first use, with a fresh LID). */
+  contact(phone: string, options: { name?: string; lid?: string } = {}): FakeContact {
+    let contact = this.contacts.get(phone)
+    if (!contact) {
+      contact = new FakeContact(this, phone, options.name ?? `Contact ${phone}`, options.lid)
+      this.contacts.set(phone, contact)
+    }
+    return contact
+  }
+
+  /**
+   * The phone scans a QR Baileys showed: pairs that device to the account `phone` (created with a
+   * LID if new). Resolves once the client signed the device identity and was told to restart (515).
+   */
+  async scan(qr: string, options: ScanOptions): Promise<Account> {
+    const data = parseQr(qr)
+    const conn = this.refs.get(data.ref)
+    if (!conn?.isOpen || !conn.registration) throw new Error(`QR ref ${data.ref} is not live on this peer`)
+    if (!conn.registration.noiseKey.equals(data.noiseKey)) throw new Error("QR noise key does not match the registering client")
+    return this.link(conn, data, options, this.accounts.get(options.phone)?.accountKey ?? Curve.generateKeyPair())
+  }
+
+  /**
+   * The user types the pairing code the client got from `sock.requestPairingCode(phone)` into the
+   * phone `options.phone`: the phone answers the client's link-code hello, both derive the ADV
+   * secret, and the device is paired as with a QR (then 515).
+   */
+  async enterCode(code: string, options: ScanOptions, timeoutMs = 5_000): Promise<Account> {
+    const conn = [...this.connections].find(c => c.isOpen && c.registration && c.linkCode?.phone === options.phone)
+    const hello = conn?.linkCode
+    if (!conn || !hello) throw new Error(`no client is waiting for a pairing code for ${options.phone}`)
+    const accountKey = this.accounts.get(options.phone)?.accountKey ?? Curve.generateKeyPair()
+    const primary = await primaryHello(hello, code, accountKey)
+    const finished = new Promise<BinaryNode>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("the client did not finish the code pairing")), timeoutMs)
+      hello.finish = node => {
+        clearTimeout(timer)
+        resolve(node)
+      }
+    })
+    conn.send(primary.notification(conn.nextId()))
+    const { identityKey, advSecret } = primary.finish(await finished)
+    return this.link(conn, { identityKey, advSecret }, options, accountKey)
+  }
+
+  /** Another client took over the session: stream:error conflict/replaced (Baileys: 440). */
+  conflict(phone: string): void {
+    for (const conn of this.live(this.accounts.get(phone))) {
+      conn.sendAndHangUp(streamError({}, [{ tag: "conflict", attrs: { type: "replaced" } }]))
+    }
+  }
+
+  /** Cut the account's sockets without a word (the client sees the connection close). */
+  drop(phone: string): void {
+    for (const conn of this.live(this.accounts.get(phone))) conn.terminate()
+  }
+
+  /** Is the account logged in on a connection right now? */
+  isOnline(phone: string): boolean {
+    return this.live(this.accounts.get(phone)).some(conn => this.ready.has(conn))
+  }
+
+  /** Resolve with the first `event` payload matching `predicate` (rejects after `timeoutMs`). */
+  waitFor<T>(event: string, predicate: (value: T) => boolean = () => true, timeoutMs = 5_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const listener = (value: T) => {
+        if (!predicate(value)) return
+        cleanup()
+        resolve(value)
+      }
+      const timer = setTimeout(() => {
+        cleanup()
+        reject(new Error(`wa-peer: no '${event}' within ${timeoutMs} ms`))
+      }, timeoutMs)
+      const cleanup = () => {
+        clearTimeout(timer)
+        this.off(event, listener)
+      }
+      this.on(event, listener)
+    })
+  }
+
+  async close(): Promise<void> {
+    for (const conn of this.connections) conn.terminate()
+    await new Promise<void>(resolve => this.server.close(() => resolve()))
+  }
+
+  // --- ContactHost ---
+  async deliverFromContact(contact: FakeContact, toPhone: string, message: proto.IMessage, id: string): Promise<void> {
+    const account = this.accounts.get(toPhone)
+    if (!account?.linked) throw new Error(`no linked account ${toPhone} on this peer`)
+    const deliver = async (conn: Connection): Promise<void> => {
+      conn.unacked.set(id, deliver)
+      await sendFromParty(conn, contact.party, account, message, {
+        id,
+        from: contact.lid,
+        sender_pn: contact.jid,
+        addressing_mode: "lid",
+        notify: contact.name
+      })
+    }
+    const conn = this.live(account).find(c => this.ready.has(c))
+    if (conn) await deliver(conn)
+    else this.queued.set(account.phone, [...(this.queued.get(account.phone) ?? []), deliver])
+  }
+
+  async receiptFromContact(message: ReceivedMessage, type?: string): Promise<void> {
+    const conn = this.live(this.accounts.get(message.from)).find(c => this.ready.has(c))
+    if (!conn) throw new Error(`account ${message.from} is not online`)
+    sendContactReceipt(conn, message, type)
+  }
+}
