@@ -104,8 +104,9 @@ const applyStatus = (
     const changed = yield* messages.updateStatus(row.value.id, event.status, new Date().toISOString(), event.error)
     if (Option.isNone(changed)) return
     const { previousStatus, row: updated } = changed.value
-    // `message.sent` marks the network taking the message (one tick), with the message as stored.
-    if (updated.status === "sent") {
+    // `message.sent` marks the network taking the message (one tick), with the message as
+    // stored; an engine that reports no server ack goes from pending straight to delivered.
+    if (previousStatus === "pending" && updated.status !== "failed") {
       const message = yield* messages.findById(sessionId, updated.id)
       if (Option.isSome(message)) yield* events.publish(makeEvent("message.sent", sessionId, { message: message.value }))
     }

@@ -6,7 +6,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { sandboxEngineLayer, SwitchboardServer } from "../../src/layers/App.js"
 import { defaultSettings, type Settings } from "../../src/layers/Config.js"
+import type { Engine } from "../../src/runtime/Engine.js"
 import { SandboxNetwork } from "../../src/runtime/engines/sandbox/SandboxNetwork.js"
+import type { SqlClient } from "@effect/sql"
 
 export const TEST_KEY = "sb_test_key_0123456789abcdefghijklmnopqrstuvwxyz"
 
@@ -39,13 +41,26 @@ export interface TestGateway {
 export const startGateway = (overrides: Partial<Settings> = {}): Effect.Effect<TestGateway, never, Scope.Scope> =>
   Effect.gen(function*() {
     const settings = yield* testSettings(overrides)
-    const layer = SwitchboardServer(settings, sandboxEngineLayer(settings))
-    const context = yield* Layer.build(layer).pipe(Effect.orDie)
-    const address = Context.get(context, HttpServer.HttpServer).address as HttpServer.TcpAddress
-    const network = Context.get(context, SandboxNetwork)
-    const baseUrl = `http://127.0.0.1:${address.port}`
-    return { baseUrl, settings, network, call: makeCall(baseUrl) }
+    const context = yield* Layer.build(SwitchboardServer(settings, sandboxEngineLayer(settings))).pipe(Effect.orDie)
+    return { ...served(context, settings), network: Context.get(context, SandboxNetwork) }
   })
+
+/** The same on another engine (e.g. Baileys against a loopback peer). */
+export const startGatewayWith = (
+  engine: Layer.Layer<Engine, never, SqlClient.SqlClient>,
+  overrides: Partial<Settings> = {}
+): Effect.Effect<Omit<TestGateway, "network">, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const settings = yield* testSettings(overrides)
+    const context = yield* Layer.build(SwitchboardServer(settings, engine)).pipe(Effect.orDie)
+    return served(context, settings)
+  })
+
+const served = (context: Context.Context<HttpServer.HttpServer>, settings: Settings) => {
+  const address = Context.get(context, HttpServer.HttpServer).address as HttpServer.TcpAddress
+  const baseUrl = `http://127.0.0.1:${address.port}`
+  return { baseUrl, settings, call: makeCall(baseUrl) }
+}
 
 export const makeCall = (baseUrl: string): TestGateway["call"] => async (method, route, options = {}) => {
   const headers: Record<string, string> = { ...options.headers }

@@ -1,6 +1,6 @@
-import { phoneNumberPattern } from "../../../services/Ids.js"
 import {
   type BaileysEventMap,
+  type BinaryNode,
   Browsers,
   generateMessageIDV2,
   makeWASocket,
@@ -17,6 +17,7 @@ import {
   EngineEvent,
   type SendTextCommand
 } from "../../Engine.js"
+import { phoneNumberPattern } from "../../../services/Ids.js"
 import { makeStoreAuthState } from "./authState.js"
 import { makeConnectionTranslator } from "./connectionUpdate.js"
 import { engineErrorOf } from "./disconnect.js"
@@ -40,12 +41,20 @@ export interface BaileysEngineOptions {
 
 
 /** The Baileys events the engine listens to, in the order they happened. */
-type RawEvent = {
-  [K in "connection.update" | "creds.update" | "messages.upsert" | "messages.update"]: {
-    readonly name: K
-    readonly data: BaileysEventMap[K]
-  }
-}["connection.update" | "creds.update" | "messages.upsert" | "messages.update"]
+type RawEvent =
+  | {
+    [K in "connection.update" | "creds.update" | "messages.upsert" | "messages.update"]: {
+      readonly name: K
+      readonly data: BaileysEventMap[K]
+    }
+  }["connection.update" | "creds.update" | "messages.upsert" | "messages.update"]
+  /**
+   * The server's `<ack class=message>` for a message we sent: WhatsApp's one tick. rc14 emits
+   * no event for it (only error acks become a `messages.update`), so we read the stanza.
+   */
+  | { readonly name: "server.ack"; readonly data: { readonly id: string; readonly error: string | undefined } }
+
+const SERVER_ACK = "CB:ack,class:message"
 
 const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =>
   Effect.gen(function*() {
@@ -95,11 +104,18 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
         Effect.promise(async () => {
           // Our listeners go first, so the close that `end` emits is not reported as news.
           for (const [name, listener] of listeners) sock.ev.off(name, listener as never)
+          sock.ws.off(SERVER_ACK, onServerAck)
           await sock.end(undefined).catch(() => undefined)
         }).pipe(Effect.zipRight(Queue.shutdown(raw)), Effect.zipRight(Queue.shutdown(events)))
     )
 
-    const listen = <K extends RawEvent["name"]>(name: K) => {
+    function onServerAck(node: BinaryNode) {
+      const id = node.attrs["id"]
+      if (id !== undefined) Queue.unsafeOffer(raw, { name: "server.ack", data: { id, error: node.attrs["error"] } })
+    }
+    sock.ws.on(SERVER_ACK, onServerAck)
+
+    const listen = <K extends Exclude<RawEvent["name"], "server.ack">>(name: K) => {
       const listener = (data: BaileysEventMap[K]) => void Queue.unsafeOffer(raw, { name, data } as RawEvent)
       listeners.set(name, listener as (data: never) => void)
       sock.ev.on(name, listener)
@@ -128,6 +144,13 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
           return fromUpsert(event.data, phoneOfLid)
         case "messages.update":
           return Effect.succeed(fromUpdates(event.data))
+        case "server.ack":
+          // An error ack is reported by Baileys itself as a messages.update with ERROR.
+          return Effect.succeed(
+            event.data.error === undefined
+              ? [EngineEvent.MessageStatusChanged({ engineMessageId: event.data.id, status: "sent" })]
+              : []
+          )
       }
     }
 

@@ -1,0 +1,139 @@
+import { Duration, Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
+import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
+import { startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
+
+/**
+ * The gateway with ENGINE=baileys, end to end through its REST API, against the loopback
+ * WhatsApp Web peer: the real Baileys client links, sends, receives, restarts and is
+ * disconnected in each of the ways WhatsApp does it. The tests run in order on one session.
+ */
+
+const ALICE = "15551230001"
+const BOB = "15551230002"
+
+describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web peer", () => {
+  let peer: WaPeer
+  let dataDir: string
+  let scope: Scope.CloseableScope | undefined
+  let gateway: Omit<TestGateway, "network">
+  let sessionId = ""
+
+  const start = async () => {
+    scope = await Effect.runPromise(Scope.make())
+    const engine = BaileysEngineLive({ waWebSocketUrl: peer.url })
+    gateway = await Effect.runPromise(Scope.extend(
+      startGatewayWith(engine, {
+        dataDir,
+        databaseUrl: `sqlite:${dataDir}/switchboard.db`,
+        engine: "baileys",
+        reconnect: {
+          initialDelay: Duration.seconds(1),
+          maxDelay: Duration.seconds(2),
+          maxAttempts: 5,
+          healthyAfter: Duration.seconds(30)
+        }
+      }),
+      scope
+    ))
+  }
+  const stop = async () => {
+    if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
+    scope = undefined
+  }
+  const session = () => gateway.call("GET", `/api/sessions/${sessionId}`)
+  const statusIs = (status: string) => eventually(session, (r) => r.body.status === status, 15_000)
+  const message = (id: string) => gateway.call("GET", `/api/sessions/${sessionId}/messages/${id}`)
+
+  beforeAll(async () => {
+    peer = await startWaPeer()
+    dataDir = tempDir("switchboard-baileys-")
+    await start()
+  })
+  afterAll(async () => {
+    await stop()
+    await peer?.close()
+  })
+
+  it("links by QR: the API shows the real QR, the phone scans it, the session is ready with its number", async () => {
+    const created = await gateway.call("POST", "/api/sessions", { body: { name: "alice", autoStart: true } })
+    expect(created.status).toBe(201)
+    expect(created.body.engine).toBe("baileys")
+    sessionId = created.body.id
+    const qr = await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}/qr`), (r) => r.status === 200, 15_000)
+    expect(qr.body.image).toMatch(/^data:image\/png;base64,/)
+    await peer.scan(qr.body.qr, { phone: ALICE })
+    const ready = await statusIs("ready")
+    expect(ready.body.phone).toBe(ALICE)
+    const me = await gateway.call("GET", `/api/sessions/${sessionId}/me`)
+    expect(me.body).toMatchObject({ id: `${ALICE}@c.us`, phone: ALICE, lid: expect.stringMatching(/@lid$/) })
+  })
+
+  it("sends a text that the contact decrypts, and shows it delivered", async () => {
+    peer.contact(BOB, { name: "Bob" })
+    const decrypted = peer.waitFor<{ text?: string }>("received", (m) => m.text === "hello bob", 15_000)
+    const sent = await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: `+${BOB}`, text: "hello bob" } })
+    expect(sent.status).toBe(201)
+    expect(await decrypted).toMatchObject({ text: "hello bob" })
+    const delivered = await eventually(() => message(sent.body.messageId), (r) => r.body.status === "delivered", 15_000)
+    expect(delivered.body).toMatchObject({ chatId: `${BOB}@c.us`, to: `${BOB}@c.us`, fromMe: true })
+    expect(delivered.body.statusHistory.map((h: { status: string }) => h.status)).toEqual(["pending", "sent", "delivered"])
+  })
+
+  it("stores what the contact sends, under the contact's phone chat id though it came from a LID", async () => {
+    const bob = peer.contact(BOB)
+    await bob.send(ALICE, "hi alice")
+    const inbox = await eventually(
+      () => gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=in`),
+      (r) => r.body.data.some((m: { text: string }) => m.text === "hi alice"),
+      15_000
+    )
+    const received = inbox.body.data.find((m: { text: string }) => m.text === "hi alice")
+    expect(received).toMatchObject({ chatId: `${BOB}@c.us`, from: `${BOB}@c.us`, fromMe: false, type: "text" })
+  })
+
+  it("logs in again without a QR after the gateway restarts, and still sends and receives", async () => {
+    await stop()
+    await start()
+    await statusIs("ready")
+    expect((await gateway.call("GET", `/api/sessions/${sessionId}/qr`)).status).toBe(409)
+    const decrypted = peer.waitFor<{ text?: string }>("received", (m) => m.text === "after restart", 15_000)
+    await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: `${BOB}@c.us`, text: "after restart" } })
+    await decrypted
+    await peer.contact(BOB).send(ALICE, "welcome back")
+    await eventually(
+      () => gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=in`),
+      (r) => r.body.data.some((m: { text: string }) => m.text === "welcome back"),
+      15_000
+    )
+  })
+
+  it("a dropped socket: disconnected, then ready again after the backoff", async () => {
+    peer.drop(ALICE)
+    const down = await eventually(session, (r) => r.body.status === "disconnected", 10_000)
+    expect(down.body.lastError.code).toBeTruthy()
+    await statusIs("ready")
+  })
+
+  it("a 440 conflict: failed with CONNECTION_REPLACED, and no reconnect loop", async () => {
+    peer.conflict(ALICE)
+    const failed = await statusIs("failed")
+    expect(failed.body.lastError.code).toBe("CONNECTION_REPLACED")
+    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    expect((await session()).body.status).toBe("failed")
+    expect(peer.isOnline(ALICE)).toBe(false)
+    // Started again by the operator, it links with its credentials.
+    await gateway.call("POST", `/api/sessions/${sessionId}/start`)
+    await statusIs("ready")
+  })
+
+  it("the phone unlinks the device (401): logged_out, credentials gone, a new QR needed", async () => {
+    peer.unlink(ALICE)
+    const loggedOut = await statusIs("logged_out")
+    expect(loggedOut.body.phone).toBeNull()
+    expect((await gateway.call("GET", `/api/sessions/${sessionId}/me`)).status).toBe(409)
+    await gateway.call("POST", `/api/sessions/${sessionId}/start`)
+    await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}/qr`), (r) => r.status === 200, 15_000)
+  })
+})
