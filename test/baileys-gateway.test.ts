@@ -1,7 +1,9 @@
 import { Duration, Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
+import { readdirSync } from "node:fs"
 import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
+import { startConnectProxy } from "./support/proxies.js"
 import { startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 
 /**
@@ -12,6 +14,8 @@ import { startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 
 const ALICE = "15551230001"
 const BOB = "15551230002"
+const CAROL = "15551230003"
+const DAVE = "15551230004"
 
 describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web peer", () => {
   let peer: WaPeer
@@ -126,6 +130,42 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
     // Started again by the operator, it links with its credentials.
     await gateway.call("POST", `/api/sessions/${sessionId}/start`)
     await statusIs("ready")
+  })
+
+  it("links by pairing code: the API gives the code, the phone enters it", async () => {
+    const created = await gateway.call("POST", "/api/sessions", { body: { name: "carol", autoStart: true } })
+    await eventually(() => gateway.call("GET", `/api/sessions/${created.body.id}/qr`), (r) => r.status === 200, 15_000)
+    const code = await gateway.call("POST", `/api/sessions/${created.body.id}/pairing-code`, { body: { phoneNumber: `+${CAROL}` } })
+    expect(code.status).toBe(200)
+    expect(code.body.code).toMatch(/^[A-Z0-9]{4}-?[A-Z0-9]{4}$/)
+    await peer.enterCode(code.body.code, { phone: CAROL })
+    const ready = await eventually(() => gateway.call("GET", `/api/sessions/${created.body.id}`), (r) => r.body.status === "ready", 15_000)
+    expect(ready.body.phone).toBe(CAROL)
+  })
+
+  it("connects through the session's proxy: an HTTP CONNECT proxy with credentials carries the WhatsApp socket", async () => {
+    const proxy = await startConnectProxy({ user: "ops", password: "s3cret" })
+    try {
+      const created = await gateway.call("POST", "/api/sessions", {
+        body: { name: "dave", autoStart: true, proxy: { url: `http://ops:s3cret@127.0.0.1:${proxy.port}` } }
+      })
+      expect(created.body.proxy).toEqual({ url: `http://ops:***@127.0.0.1:${proxy.port}` })
+      const qr = await eventually(() => gateway.call("GET", `/api/sessions/${created.body.id}/qr`), (r) => r.status === 200, 15_000)
+      await peer.scan(qr.body.qr, { phone: DAVE })
+      await eventually(() => gateway.call("GET", `/api/sessions/${created.body.id}`), (r) => r.body.status === "ready", 15_000)
+      expect(proxy.tunnels).toContain(`127.0.0.1:${new URL(peer.url).port}`)
+      const decrypted = peer.waitFor<{ text?: string }>("received", (m) => m.text === "via the proxy", 15_000)
+      await gateway.call("POST", `/api/sessions/${created.body.id}/messages/send-text`, { body: { chatId: `+${BOB}`, text: "via the proxy" } })
+      await decrypted
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it("keeps no auth files on disk: credentials and keys live in the database", () => {
+    const files = readdirSync(dataDir, { recursive: true }).map(String)
+    expect(files.length).toBeGreaterThan(0)
+    expect(files.filter((name) => !/^switchboard\.db(-wal|-shm)?$/.test(name))).toEqual([])
   })
 
   it("the phone unlinks the device (401): logged_out, credentials gone, a new QR needed", async () => {

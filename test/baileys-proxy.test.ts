@@ -12,17 +12,24 @@ import { SocksProxyAgent } from "socks-proxy-agent"
 import { Agent as UndiciAgent, type Dispatcher, ProxyAgent } from "undici"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents, redactProxy } from "../src/runtime/engines/baileys/proxy.js"
+import { startConnectProxy, startSocksProxy, type TestProxy } from "./support/proxies.js"
 
-/**
- * Everything runs on 127.0.0.1: a target HTTP server, an HTTP CONNECT proxy and a SOCKS5
- * proxy, both requiring credentials and recording the ones they were given.
- */
-const seen = { httpAuth: [] as Array<string | undefined>, socksAuth: [] as Array<string> }
+/** Everything runs on 127.0.0.1: a target HTTP server, and proxies that require credentials. */
 const servers: Array<net.Server> = []
 let targetPort = 0
+let tlsTargetPort = 0
+let httpProxy: TestProxy
+let socksProxy: TestProxy
 let httpProxyPort = 0
 let socksProxyPort = 0
-let tlsTargetPort = 0
+const seen = {
+  get httpAuth() {
+    return httpProxy.offered
+  },
+  get socksAuth() {
+    return socksProxy.offered
+  }
+}
 
 /** A self-signed certificate for the TLS target, if openssl is at hand. */
 const selfSigned = (() => {
@@ -45,68 +52,18 @@ const listen = async (server: net.Server) => {
   return (server.address() as net.AddressInfo).port
 }
 
-const tunnel = (client: net.Socket, host: string, port: number, onOpen: () => void) => {
-  const upstream = net.connect(port, host, () => {
-    onOpen()
-    upstream.pipe(client)
-    client.pipe(upstream)
-  })
-  upstream.on("error", () => client.destroy())
-  client.on("error", () => upstream.destroy())
-}
-
-const httpProxy = () => {
-  const server = http.createServer((_, res) => res.writeHead(405).end())
-  server.on("connect", (req: http.IncomingMessage, client: net.Socket) => {
-    const auth = req.headers["proxy-authorization"]
-    seen.httpAuth.push(auth)
-    if (auth !== `Basic ${Buffer.from("alice:s3cr3t/p@ss").toString("base64")}`) {
-      client.end("HTTP/1.1 407 Proxy Authentication Required\r\n\r\n")
-      return
-    }
-    const [host, port] = req.url!.split(":")
-    tunnel(client, host!, Number(port), () => client.write("HTTP/1.1 200 Connection Established\r\n\r\n"))
-  })
-  return server
-}
-
-/** RFC 1928 with RFC 1929 username/password, just enough for one CONNECT. */
-const socksProxy = () =>
-  net.createServer((client) => {
-    client.on("error", () => undefined)
-    let stage: "greeting" | "auth" | "request" = "greeting"
-    client.on("data", (chunk: Buffer) => {
-      if (stage === "greeting") {
-        stage = "auth"
-        client.write(Buffer.from([5, 2]))
-      } else if (stage === "auth") {
-        const user = chunk.subarray(2, 2 + chunk[1]!).toString()
-        const passLength = chunk[2 + chunk[1]!]!
-        const pass = chunk.subarray(3 + chunk[1]!, 3 + chunk[1]! + passLength).toString()
-        seen.socksAuth.push(`${user}:${pass}`)
-        const ok = user === "bob" && pass === "hunter2"
-        client.write(Buffer.from([1, ok ? 0 : 1]))
-        if (ok) stage = "request"
-        else client.end()
-      } else {
-        client.removeAllListeners("data")
-        const atyp = chunk[3]
-        const host = atyp === 1 ? [...chunk.subarray(4, 8)].join(".") : chunk.subarray(5, 5 + chunk[4]!).toString()
-        const port = chunk.readUInt16BE(chunk.length - 2)
-        tunnel(client, host, port, () => client.write(Buffer.from([5, 0, 0, 1, 127, 0, 0, 1, 0, 0])))
-      }
-    })
-  })
-
 beforeAll(async () => {
   targetPort = await listen(http.createServer((req, res) => res.end(`hello via ${req.url}`)))
-  httpProxyPort = await listen(httpProxy())
-  socksProxyPort = await listen(socksProxy())
+  httpProxy = await startConnectProxy({ user: "alice", password: "s3cr3t/p@ss" })
+  socksProxy = await startSocksProxy({ user: "bob", password: "hunter2" })
+  httpProxyPort = httpProxy.port
+  socksProxyPort = socksProxy.port
   if (selfSigned !== null) tlsTargetPort = await listen(https.createServer(selfSigned, (_, res) => res.end("tls hello")))
 })
 
-afterAll(() => {
+afterAll(async () => {
   for (const server of servers) server.close()
+  await Promise.all([httpProxy.close(), socksProxy.close()])
 })
 
 const getVia = (agent: Agent, path: string) =>
