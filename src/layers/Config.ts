@@ -36,7 +36,7 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   databaseUrl: Config.option(Config.string("DATABASE_URL")),
-  engine: Config.literal("sandbox", "baileys")("ENGINE").pipe(Config.withDefault("sandbox" as const)),
+  engine: Config.literal("sandbox", "baileys")("ENGINE").pipe(Config.withDefault("baileys" as const)),
   waWebSocketUrl: Config.option(Config.url("WA_WS_URL").pipe(Config.map((url) => url.toString()))),
   apiKey: Config.option(Config.redacted("API_KEY")).pipe(
     Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))

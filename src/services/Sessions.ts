@@ -1,7 +1,7 @@
 import { Context, type Duration, Effect, Layer, Option, Stream } from "effect"
 import QRCode from "qrcode"
-import { AppSettings } from "../layers/Config.js"
 import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
+import { Engine } from "../runtime/Engine.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { Conflict, type EngineFailure, type EngineTimeout, type NotFound } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
@@ -69,7 +69,7 @@ const notShowingQr = (status: SessionStatus) =>
 const make = Effect.gen(function*() {
   const repo = yield* SessionRepo
   const supervisor = yield* SessionSupervisor
-  const settings = yield* AppSettings
+  const engine = yield* Engine
 
   const find = repo.get
   const get = (sessionId: string) => Effect.map(find(sessionId), toSession)
@@ -108,7 +108,7 @@ const make = Effect.gen(function*() {
         const row: SessionRow = {
           id: uuidv7(),
           name: request.name,
-          engine: settings.engine,
+          engine: engine.name,
           status: "created",
           desiredRunning: false,
           phone: null,
