@@ -11,7 +11,8 @@ import { Effect, Layer, Option } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { AuthRepo, RepositoriesLive, SessionRepo, type SessionRow, SqliteStoreLive } from "../src/layers/store/index.js"
+import { AuthRepo, RepositoriesLive, SessionRepo, SqliteStoreLive } from "../src/layers/store/index.js"
+import { sessionRow } from "./support/fixtures.js"
 import type { AuthState } from "../src/runtime/Engine.js"
 import { isLinked, makeSignalKeyStore, makeStoreAuthState } from "../src/runtime/engines/baileys/authState.js"
 import { makeBaileysLogger } from "../src/runtime/engines/baileys/logger.js"
@@ -19,25 +20,9 @@ import { makeBaileysLogger } from "../src/runtime/engines/baileys/logger.js"
 const storeLayer = () =>
   RepositoriesLive.pipe(Layer.provideMerge(SqliteStoreLive(join(mkdtempSync(join(tmpdir(), "switchboard-baileys-auth-")), "store.db"))))
 
-let sequence = 0
 /** A session row for the auth rows' foreign key, and that session's real (SQLite) AuthState. */
 const realAuth = Effect.gen(function*() {
-  sequence += 1
-  const at = "2024-01-01T00:00:00.000Z"
-  const row: SessionRow = {
-    id: `baileys-${sequence}`,
-    name: `baileys ${sequence}`,
-    engine: "baileys",
-    status: "created",
-    desiredRunning: false,
-    phone: null,
-    pushName: null,
-    lid: null,
-    proxyUrl: null,
-    lastError: null,
-    createdAt: at,
-    updatedAt: at
-  }
+  const row = sessionRow({ engine: "baileys" })
   yield* (yield* SessionRepo).insert(row)
   return (yield* AuthRepo).forSession(row.id)
 })

@@ -8,6 +8,7 @@ import { EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
 import { handleEngineEvent } from "../src/runtime/InboundEvents.js"
 import { type DomainEvent, Events } from "../src/services/Events.js"
 import { letFibersRun } from "./support/core.js"
+import { sessionRow } from "./support/fixtures.js"
 import { tempDir } from "./support/gateway.js"
 
 const inbound = (overrides: Partial<InboundMessage>): InboundMessage => ({
@@ -29,11 +30,7 @@ describe("inbound messages from an engine", () => {
       const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
       const layer = Layer.mergeAll(storeFromSettings(settings), Events.layer)
       yield* Effect.gen(function*() {
-        const now = new Date().toISOString()
-        yield* (yield* SessionRepo).insert({
-          id: "s1", name: "s1", engine: "baileys", status: "ready", desiredRunning: true, phone: "15550001111",
-          pushName: null, lid: null, proxyUrl: null, lastError: null, createdAt: now, updatedAt: now
-        })
+        yield* (yield* SessionRepo).insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))
         const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
         yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
         const context = { sessionId: "s1", setStatus: () => Effect.void, showQr: () => Effect.void, markReady: Effect.void }

@@ -19,32 +19,14 @@ import {
   type MessageRow,
   type SessionRow
 } from "../src/layers/store/index.js"
+import { sessionRow } from "./support/fixtures.js"
 
 /** A database file in a fresh temp directory, under a sub-directory the store must create. */
 const freshDatabaseFile = () => join(mkdtempSync(join(tmpdir(), "switchboard-store-")), "data", "store.db")
 
 const storeAt = (file: string) => RepositoriesLive.pipe(Layer.provideMerge(SqliteStoreLive(file)))
 
-let sequence = 0
-const session = (overrides: Partial<SessionRow> = {}): SessionRow => {
-  sequence += 1
-  const at = `2024-01-01T00:00:${String(sequence).padStart(2, "0")}.000Z`
-  return {
-    id: `s-${sequence}`,
-    name: `session ${sequence}`,
-    engine: "sandbox",
-    status: "created",
-    desiredRunning: false,
-    phone: null,
-    pushName: null,
-    lid: null,
-    proxyUrl: null,
-    lastError: null,
-    createdAt: at,
-    updatedAt: at,
-    ...overrides
-  }
-}
+const session = sessionRow
 
 const message = (sessionId: string, id: string, overrides: Partial<MessageRow> = {}): MessageRow => ({
   id,

@@ -1,0 +1,24 @@
+import type { SessionRow } from "../../src/layers/store/SessionRepo.js"
+
+let sequence = 0
+
+/** A session row for repository-level tests: unique id and name, times that sort in creation order. */
+export const sessionRow = (overrides: Partial<SessionRow> = {}): SessionRow => {
+  sequence += 1
+  const at = `2024-01-01T00:${String(Math.floor(sequence / 60) % 60).padStart(2, "0")}:${String(sequence % 60).padStart(2, "0")}.000Z`
+  return {
+    id: `s-${sequence}`,
+    name: `session ${sequence}`,
+    engine: "sandbox",
+    status: "created",
+    desiredRunning: false,
+    phone: null,
+    pushName: null,
+    lid: null,
+    proxyUrl: null,
+    lastError: null,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides
+  }
+}
