@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Option, Ref, Schedule, TestClock } from "effect"
 import { advanceUntil, type Core, letFibersRun, startCore } from "./support/core.js"
 import { tempDir } from "./support/gateway.js"
+import type { ConnectOptions } from "../src/runtime/Engine.js"
 
 const reconnect = {
   initialDelay: Duration.seconds(1),
@@ -158,6 +159,19 @@ describe("SessionActor state machine", () => {
       yield* core.network.dropConnection(session.id)
       yield* advanceUntil(Effect.map(core.attempts(session.id), (list) => list.length === 2))
       expect((yield* core.attempts(session.id)).map((a) => a.proxyUrl)).toEqual(["socks5://u:pw@127.0.0.1:1080", "http://v:pw2@127.0.0.1:3128"])
+    }))
+
+  it.scoped("lets the engine look up what the session sent, by network id (for WhatsApp's retry receipts)", () =>
+    Effect.gen(function*() {
+      const lookups: Array<ConnectOptions["lookupSent"]> = []
+      const core = yield* startCore({ reconnect }, (options) => Effect.sync(() => void lookups.push(options.lookupSent)))
+      const id = yield* createAndLink(core, "looked-up")
+      const sent = yield* core.messaging.sendText(id, { chatId: "15550005555@c.us" as never, text: "say it again" })
+      yield* advanceUntil(Effect.map(core.sentCommands, (commands) => commands.length === 1), "10 millis")
+      const networkId = (yield* core.sentCommands)[0]!.engineMessageId
+      expect(yield* lookups[0]!(networkId)).toEqual(Option.some({ chatId: "15550005555@c.us", text: "say it again" }))
+      expect(yield* lookups[0]!("3EB0-NOT-OURS")).toEqual(Option.none())
+      expect((yield* core.messaging.get(id, sent.messageId)).text).toBe("say it again")
     }))
 
   it.scoped("keeps sends accepted while disconnected and sends them after the reconnect", () =>
