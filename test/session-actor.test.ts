@@ -174,6 +174,32 @@ describe("SessionActor state machine", () => {
       expect((yield* core.messaging.get(id, sent.messageId)).text).toBe("say it again")
     }))
 
+  it.scoped("paces sends: never faster than SEND_RATE_PER_MINUTE, irregularly, and queued rather than refused", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect, pacing: { sendsPerMinute: 6 } })
+      const id = yield* createAndLink(core, "paced")
+      const sentAt: Array<number> = []
+      const accepted = yield* Effect.forEach([1, 2, 3, 4, 5], (n) =>
+        core.messaging.sendText(id, { chatId: "15550006666@c.us" as never, text: `burst ${n}` }))
+      expect(accepted.every((a) => a.status === "pending")).toBe(true)
+      yield* advanceUntil(
+        Effect.gen(function*() {
+          const commands = yield* core.sentCommands
+          while (sentAt.length < commands.length) sentAt.push(yield* Clock.currentTimeMillis)
+          return commands.length === 5
+        }),
+        "500 millis"
+      )
+      expect((yield* core.sentCommands).map((c) => c.text)).toEqual([1, 2, 3, 4, 5].map((n) => `burst ${n}`))
+      // 6 a minute: at least 10 s apart, jittered up to 13 s (+ one clock step).
+      const gaps = sentAt.slice(1).map((at, i) => at - sentAt[i]!)
+      for (const gap of gaps) {
+        expect(gap).toBeGreaterThanOrEqual(10_000)
+        expect(gap).toBeLessThanOrEqual(13_500)
+      }
+      expect(new Set(gaps).size).toBeGreaterThan(1)
+    }))
+
   it.scoped("keeps sends accepted while disconnected and sends them after the reconnect", () =>
     Effect.gen(function*() {
       const core = yield* startCore({ reconnect })

@@ -44,7 +44,7 @@ export const SwitchboardCore = <EngineOut, E, R>(
   engine: Layer.Layer<Engine | EngineOut, E, R>
 ) => {
   const base = Layer.mergeAll(storeFromSettings(settings), Events.layer, AppSettings.layer(settings), NodeContext.layer)
-  const runtime = SessionSupervisor.layer(settings.reconnect).pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
+  const runtime = SessionSupervisor.layer({ reconnect: settings.reconnect, pacing: settings.pacing }).pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
   const services = Layer.mergeAll(Sessions.layer, Messaging.layer, ApiKeys.layer, Health.layer).pipe(
     Layer.provideMerge(runtime)
   )

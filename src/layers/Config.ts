@@ -1,5 +1,6 @@
 import { Config, ConfigProvider, Context, Duration, Effect, Layer, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
+import type { PacingSettings } from "../runtime/Pacing.js"
 import type { ReconnectSettings } from "../runtime/ReconnectPolicy.js"
 
 /**
@@ -17,6 +18,7 @@ export interface Settings {
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly sandboxPairDelay: Duration.Duration
   readonly reconnect: ReconnectSettings
+  readonly pacing: PacingSettings
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
 }
@@ -47,6 +49,12 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
     maxDelay: millis("RECONNECT_MAX_DELAY_MS", 60_000),
     maxAttempts: Config.integer("RECONNECT_MAX_ATTEMPTS").pipe(Config.withDefault(10)),
     healthyAfter: millis("RECONNECT_HEALTHY_AFTER_MS", 30_000)
+  }),
+  pacing: Config.all({
+    sendsPerMinute: Config.integer("SEND_RATE_PER_MINUTE").pipe(
+      Config.validate({ message: "SEND_RATE_PER_MINUTE must be ≥ 0 (0 switches pacing off)", validation: (n) => n >= 0 }),
+      Config.withDefault(20)
+    )
   }),
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("pretty" as const))

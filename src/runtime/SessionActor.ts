@@ -9,6 +9,7 @@ import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./
 import { Engine } from "./Engine.js"
 import { handleEngineEvent } from "./InboundEvents.js"
 import { makeOutbound } from "./OutboundSender.js"
+import type { PacingSettings } from "./Pacing.js"
 import { reconnectSchedule, type ReconnectSettings } from "./ReconnectPolicy.js"
 
 /** What the rest of the gateway may observe of a running session. */
@@ -80,7 +81,13 @@ const MAX_IMMEDIATE_RESTARTS = 3
  * session is ready. Returns when the session reaches a status in which it no longer runs
  * (`stopped`, `logged_out`, `failed`). Every status change is persisted, then published.
  */
-export const runSessionActor = (handle: SessionActorHandle, reconnect: ReconnectSettings) =>
+/** How every session process behaves: its reconnect policy and its send pacing. */
+export interface ActorSettings {
+  readonly reconnect: ReconnectSettings
+  readonly pacing: PacingSettings
+}
+
+export const runSessionActor = (handle: SessionActorHandle, { pacing, reconnect }: ActorSettings) =>
   Effect.gen(function*() {
     const { sessionId, mailbox, state } = handle
     const engine = yield* Engine
@@ -208,7 +215,7 @@ export const runSessionActor = (handle: SessionActorHandle, reconnect: Reconnect
           ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
           : Effect.void)
 
-    const outbound = yield* makeOutbound({ sessionId, readyConnection, messages })
+    const outbound = yield* makeOutbound({ sessionId, readyConnection, messages, pacing })
     yield* Effect.forkScoped(reportingCrash(outbound.run))
     for (const row of yield* messages.listUnsent(sessionId)) yield* outbound.enqueue(row.id)
 

@@ -19,9 +19,10 @@ import { type Conflict, type EngineFailure, EngineTimeout } from "../services/Er
 import { Events, makeEvent } from "../services/Events.js"
 import { runningStatuses, type SessionStatus } from "../services/Session.js"
 import { Engine } from "./Engine.js"
-import { actorRestartSchedule, type ReconnectSettings } from "./ReconnectPolicy.js"
+import { actorRestartSchedule } from "./ReconnectPolicy.js"
 import {
   ActorCommand,
+  type ActorSettings,
   type ActorState,
   makeHandle,
   runSessionActor,
@@ -83,10 +84,10 @@ export class SessionSupervisor extends Context.Tag("switchboard/SessionSuperviso
   SessionSupervisor,
   SessionSupervisorService
 >() {
-  static readonly layer = (reconnect: ReconnectSettings) => Layer.scoped(SessionSupervisor, make(reconnect))
+  static readonly layer = (settings: ActorSettings) => Layer.scoped(SessionSupervisor, make(settings))
 }
 
-const make = (reconnect: ReconnectSettings) =>
+const make = (settings: ActorSettings) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Engine | Effect.Effect.Context<ReturnType<typeof runSessionActor>>>()
     const sessions = yield* SessionRepo
@@ -125,7 +126,7 @@ const make = (reconnect: ReconnectSettings) =>
         const backoff = yield* Schedule.driver(actorRestartSchedule)
         while (true) {
           const startedAt = yield* Clock.currentTimeMillis
-          const exit = yield* Effect.exit(runSessionActor(handle, reconnect))
+          const exit = yield* Effect.exit(runSessionActor(handle, settings))
           if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return
           yield* recordCrash(handle, exit.cause)
           if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(HEALTHY_RUN)) yield* backoff.reset

@@ -25,6 +25,8 @@ export const testSettings = (overrides: Partial<Settings> = {}) =>
       engine: "sandbox",
       apiKey: Option.some(Redacted.make(TEST_KEY)),
       sandboxPairDelay: Duration.millis(50),
+      // Tests of other things should not wait for the send pacing; its own tests turn it on.
+      pacing: { sendsPerMinute: 0 },
       ...overrides
     })
   })

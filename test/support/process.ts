@@ -13,7 +13,7 @@ import { makeCall, TEST_KEY, type TestGateway } from "./gateway.js"
 export const mainScript = fileURLToPath(new URL("../../dist/main.js", import.meta.url))
 
 /** Every setting the gateway reads; none is inherited from the environment of the test run. */
-const gatewayVariables = /^(PORT|HOST|DATA_DIR|DATABASE_URL|ENGINE|API_KEY|SANDBOX_.*|RECONNECT_.*|LOG_LEVEL|LOG_FORMAT)$/
+const gatewayVariables = /^(PORT|HOST|DATA_DIR|DATABASE_URL|ENGINE|API_KEY|SANDBOX_.*|RECONNECT_.*|SEND_RATE_PER_MINUTE|LOG_LEVEL|LOG_FORMAT)$/
 
 export interface ProcessExit {
   readonly code: number | null
@@ -91,6 +91,7 @@ const startOnce = (options: SpawnOptions): Promise<GatewayProcess> => {
     PORT: "0",
     ENGINE: "sandbox",
     SANDBOX_PAIR_DELAY_MS: "50",
+    SEND_RATE_PER_MINUTE: "0",
     LOG_LEVEL: "Info",
     DATA_DIR: options.dataDir,
     ...options.env
