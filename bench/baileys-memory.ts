@@ -32,22 +32,7 @@ import type { SessionStatus } from "../src/services/Session.js"
 import { Sessions } from "../src/services/Sessions.js"
 import { startWaPeer, type WaPeer } from "../test/support/wa-peer/index.js"
 
-// --- libsignal chatter ------------------------------------------------------------------------
-// libsignal logs every Signal session it opens or closes with console.info/console.warn (and the
-// whole session object with it). Those lines are dropped and counted; anything else goes through.
-const SIGNAL_CHATTER =
-  /^(Opening session|Closing session|Removing old closed session|Session already (open|closed)|Closing open session|Closing stale open session|Decrypted message with closed session|Migrating session)/
-let suppressed = 0
-for (const method of ["info", "warn", "log"] as const) {
-  const original = console[method].bind(console)
-  console[method] = (...args: Array<unknown>) => {
-    if (typeof args[0] === "string" && SIGNAL_CHATTER.test(args[0])) {
-      suppressed++
-      return
-    }
-    original(...args)
-  }
-}
+// libsignal's session chatter (which carries key material) is dropped by the Baileys engine itself.
 
 // --- settings ---------------------------------------------------------------------------------
 const int = (name: string, fallback: number, min: number): number => {
@@ -257,7 +242,6 @@ const main = async (): Promise<number> => {
           `p95 ${percentile(sorted, 95).toFixed(0)} ms, max ${percentile(sorted, 100).toFixed(0)} ms` +
           (scanRetries > 0 ? `; ${scanRetries} QR re-scans` : "")
       )
-      out(`libsignal console lines suppressed: ${suppressed}`)
       out(`(rss keeps pages freed by GC and the linking burst; heapUsed is the steadier per-session figure)`)
     }
   } catch (error) {

@@ -2,6 +2,7 @@ import { Duration, Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
 import { readdirSync } from "node:fs"
+import { inspect } from "node:util"
 import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
 import { startConnectProxy } from "./support/proxies.js"
 import { startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
@@ -50,7 +51,19 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
   const statusIs = (status: string) => eventually(session, (r) => r.body.status === status, 15_000)
   const message = (id: string) => gateway.call("GET", `/api/sessions/${sessionId}/messages/${id}`)
 
+  /** Everything written to the console while the engine runs (what an operator's logs get). */
+  const printed: Array<string> = []
+  const restoreConsole: Array<() => void> = []
+
   beforeAll(async () => {
+    for (const method of ["info", "warn", "log", "debug", "error"] as const) {
+      const original = console[method]
+      console[method] = (...args: Array<unknown>) => {
+        printed.push(args.map((arg) => (typeof arg === "string" ? arg : inspect(arg, { depth: 5 }))).join(" "))
+        original.apply(console, args)
+      }
+      restoreConsole.push(() => void (console[method] = original))
+    }
     peer = await startWaPeer()
     dataDir = tempDir("switchboard-baileys-")
     await start()
@@ -58,6 +71,7 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
   afterAll(async () => {
     await stop()
     await peer?.close()
+    for (const restore of restoreConsole) restore()
   })
 
   it("links by QR: the API shows the real QR, the phone scans it, the session is ready with its number", async () => {
@@ -175,5 +189,10 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
     expect((await gateway.call("GET", `/api/sessions/${sessionId}/me`)).status).toBe(409)
     await gateway.call("POST", `/api/sessions/${sessionId}/start`)
     await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}/qr`), (r) => r.status === 200, 15_000)
+  })
+
+  it("never prints Signal key material (libsignal logs whole sessions to the console)", () => {
+    const leaks = printed.filter((line) => /privKey|rootKey|chainKey|Closing session|Opening session/.test(line))
+    expect(leaks).toEqual([])
   })
 })

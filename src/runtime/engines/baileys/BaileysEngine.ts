@@ -23,6 +23,7 @@ import { makeConnectionTranslator } from "./connectionUpdate.js"
 import { engineErrorOf } from "./disconnect.js"
 import { isIgnoredJid, type PhoneOfLid, toWireJid } from "./jids.js"
 import { makeBaileysLogger } from "./logger.js"
+import { SilenceSignalChatter } from "./signalChatter.js"
 import { fromUpdates, fromUpsert } from "./messages.js"
 import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents, type ProxyAgents, redactProxy } from "./proxy.js"
 
@@ -255,10 +256,10 @@ const requestPairingCode = (sock: WASocket, phoneNumber: string) =>
   })
 
 export const BaileysEngineLive = (engineOptions: BaileysEngineOptions = {}): Layer.Layer<Engine> =>
-  Layer.succeed(Engine, Engine.of({
+  Layer.provideMerge(Layer.succeed(Engine, Engine.of({
     name: "baileys",
     newMessageId: () => generateMessageIDV2(),
     // Everything Baileys keeps about a session is its AuthState, which the gateway wipes.
     forget: () => Effect.void,
     connect: (options) => connect(engineOptions, options)
-  }))
+  })), SilenceSignalChatter)
