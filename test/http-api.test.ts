@@ -225,6 +225,14 @@ describe("per-session proxy over HTTP", () => {
       expect(refused.status, String(url)).toBe(400)
       expect(refused.body.code).toBe("VALIDATION_FAILED")
     }
+    // A refused URL is not repeated back: it may carry a password.
+    const withSecret = await gateway().call("PUT", `/api/sessions/${id}/proxy`, { body: { url: "ftp://u:topsecret@127.0.0.1:21" } })
+    expect(withSecret.status).toBe(400)
+    expect(JSON.stringify(withSecret.body)).not.toContain("topsecret")
+    expect(withSecret.body.message).toContain("proxy url must be")
+    const atCreate = await gateway().call("POST", "/api/sessions", { body: { name: "leaky", proxy: { url: "socks4://u:topsecret@127.0.0.1:1080" } } })
+    expect(atCreate.status).toBe(400)
+    expect(JSON.stringify(atCreate.body)).not.toContain("topsecret")
     expect((await gateway().call("PUT", `/api/sessions/${id}/proxy`, { body: { url: null } })).body).toBeNull()
     expect((await gateway().call("GET", `/api/sessions/${id}/proxy`)).body).toBeNull()
     expect((await gateway().call("GET", "/api/sessions/nope/proxy")).body.code).toBe("SESSION_NOT_FOUND")

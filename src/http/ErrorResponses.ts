@@ -10,13 +10,19 @@ interface Refusal {
 }
 
 /**
+ * Schema messages quote the rejected input ("Expected null, actual \"socks4://u:pw@…\""). A
+ * refusal must never repeat what was sent: it may be a password, a key or a secret.
+ */
+const withoutInput = (message: string) => message.replace(/,?\s*actual\s[\s\S]*$/, "")
+
+/**
  * Failures that arise before or around a handler, which the contract's error schemas do not
  * cover: schema mismatches and unreadable bodies are 400 `VALIDATION_FAILED`, unknown routes
  * 404. Anything else unexpected is a bug: logged, and answered with a 500 that reveals nothing.
  */
 const refusalOf = (error: unknown): Refusal | undefined => {
   if (error instanceof HttpApiError.HttpApiDecodeError) {
-    const details = error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }))
+    const details = error.issues.map((issue) => ({ path: issue.path.join("."), message: withoutInput(issue.message) }))
     const summary = details.map(({ message, path }) => (path === "" ? message : `${path}: ${message}`)).join("; ")
     return { status: 400, code: "VALIDATION_FAILED", message: summary || error.message, details }
   }
