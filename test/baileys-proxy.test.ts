@@ -11,7 +11,8 @@ import * as net from "node:net"
 import { SocksProxyAgent } from "socks-proxy-agent"
 import { Agent as UndiciAgent, type Dispatcher, ProxyAgent } from "undici"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents, redactProxy } from "../src/runtime/engines/baileys/proxy.js"
+import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents } from "../src/runtime/engines/baileys/proxy.js"
+import { redactProxyUrl as redactProxy } from "../src/services/Session.js"
 import { startConnectProxy, startSocksProxy, type TestProxy } from "./support/proxies.js"
 
 /** Everything runs on 127.0.0.1: a target HTTP server, and proxies that require credentials. */
@@ -155,7 +156,7 @@ describe("Baileys proxy agents", () => {
 
   it("redactProxy hides the password and only the password", () => {
     expect(redactProxy("http://alice:s3cr3t@proxy.example:3128")).toBe("http://alice:***@proxy.example:3128")
-    expect(redactProxy("socks5://bob:hunter2@10.0.0.1:1080")).toBe("socks5://bob:***@10.0.0.1:1080")
+    expect(redactProxy("socks5://bob:hunter2@127.0.0.1:1080")).toBe("socks5://bob:***@127.0.0.1:1080")
     expect(redactProxy("https://proxy.example:443/")).toBe("https://proxy.example/")
     expect(redactProxy("http://alice@proxy.example:3128")).toBe("http://alice@proxy.example:3128")
     expect(redactProxy("http://proxy.example:3128")).toBe("http://proxy.example:3128")

@@ -43,11 +43,11 @@ export const ProxyUrl = Schema.String.pipe(
   Schema.filter((url) => {
     try {
       const parsed = new URL(url)
-      return ["http:", "https:", "socks5:"].includes(parsed.protocol) && parsed.hostname.length > 0
+      return ["http:", "https:", "socks5:", "socks5h:"].includes(parsed.protocol) && parsed.hostname.length > 0
     } catch {
       return false
     }
-  }, { message: () => "proxy url must be http://, https:// or socks5:// with a host" })
+  }, { message: () => "proxy url must be http://, https://, socks5:// or socks5h:// with a host" })
 )
 
 export class Session extends Schema.Class<Session>("Session")({

@@ -25,7 +25,8 @@ import { isIgnoredJid, type PhoneOfLid, toWireJid } from "./jids.js"
 import { makeBaileysLogger } from "./logger.js"
 import { SilenceSignalChatter } from "./signalChatter.js"
 import { fromUpdates, fromUpsert } from "./messages.js"
-import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents, type ProxyAgents, redactProxy } from "./proxy.js"
+import { redactProxyUrl } from "../../../services/Session.js"
+import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents, type ProxyAgents } from "./proxy.js"
 
 export { meOf } from "./connectionUpdate.js"
 
@@ -65,7 +66,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
     const agents = yield* acquireProxyAgents(options.proxyUrl)
     const logger = makeBaileysLogger(runtime, {
       sessionId: options.sessionId,
-      ...Option.match(options.proxyUrl, { onNone: () => ({}), onSome: (url) => ({ proxy: redactProxy(url) }) })
+      ...Option.match(options.proxyUrl, { onNone: () => ({}), onSome: (url) => ({ proxy: redactProxyUrl(url) }) })
     })
     // Baileys' emitter is synchronous: each event is handed over in order (`raw`) and worked
     // on in a fiber, which feeds the connection's events (`events`).
@@ -102,12 +103,19 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
         catch: (error) => engineErrorOf("CONNECT", error)
       }),
       (sock) =>
-        Effect.promise(async () => {
+        Effect.gen(function*() {
           // Our listeners go first, so the close that `end` emits is not reported as news.
           for (const [name, listener] of listeners) sock.ev.off(name, listener as never)
           sock.ws.off(SERVER_ACK, onServerAck)
-          await sock.end(undefined).catch(() => undefined)
-        }).pipe(Effect.zipRight(Queue.shutdown(raw)), Effect.zipRight(Queue.shutdown(events)))
+          // A `creds.update` still queued (e.g. the prekey counters after an upload) must not
+          // be lost with the queue: Baileys has already applied it to `state.creds`. On a 401
+          // the actor wipes the credentials after this, so the wipe still comes last.
+          yield* Effect.ignore(saveCreds())
+          // `ws` waits up to 30 s for a close handshake on a dead network; a stop must not.
+          yield* Effect.promise(() => sock.end(undefined).catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+          yield* Queue.shutdown(raw)
+          yield* Queue.shutdown(events)
+        })
     )
 
     function onServerAck(node: BinaryNode) {
@@ -198,7 +206,7 @@ const acquireProxyAgents = (proxyUrl: Option.Option<string>) =>
             new EngineError({
               code: "INVALID_PROXY",
               // InvalidProxyUrl carries the redacted URL only; anything else gets no detail.
-              message: error instanceof InvalidProxyUrl ? error.message : `invalid proxy URL ${redactProxy(url)}`,
+              message: error instanceof InvalidProxyUrl ? error.message : `invalid proxy URL ${redactProxyUrl(url)}`,
               transient: false
             })
         }),

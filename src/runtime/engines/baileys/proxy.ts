@@ -1,3 +1,4 @@
+import { redactProxyUrl } from "../../../services/Session.js"
 import type { Agent } from "node:http"
 import { type Socket } from "node:net"
 import { HttpsProxyAgent } from "https-proxy-agent"
@@ -26,20 +27,7 @@ export class InvalidProxyUrl extends Error {
   }
 }
 
-const socksProtocols = new Set(["socks:", "socks4:", "socks4a:", "socks5:", "socks5h:"])
-
-/** The URL for log lines and API responses: the password (and only it) replaced by `***`. */
-export const redactProxy = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== "") parsed.password = "***"
-    const text = parsed.toString()
-    return url.endsWith("/") || !text.endsWith("/") ? text : text.slice(0, -1)
-  } catch {
-    // Unparseable: it may still hold a secret, so show nothing of it.
-    return "***"
-  }
-}
+const socksProtocols = new Set(["socks5:", "socks5h:"])
 
 const basicAuth = (url: URL): string | undefined =>
   url.username === "" && url.password === ""
@@ -73,7 +61,7 @@ export const makeProxyAgents = (proxyUrl: string): ProxyAgents => {
   try {
     url = new URL(proxyUrl)
   } catch {
-    throw new InvalidProxyUrl(redactProxy(proxyUrl), "not a URL")
+    throw new InvalidProxyUrl(redactProxyUrl(proxyUrl), "not a URL")
   }
   if (url.protocol === "http:" || url.protocol === "https:") {
     // One agent for both: the websocket and uploads both tunnel with CONNECT.
@@ -86,7 +74,7 @@ export const makeProxyAgents = (proxyUrl: string): ProxyAgents => {
     const agent = new SocksProxyAgent(url)
     return { agent, fetchAgent: agent, dispatcher: socksDispatcher(agent) }
   }
-  throw new InvalidProxyUrl(redactProxy(proxyUrl), `unsupported scheme ${url.protocol} (use http, https or socks5)`)
+  throw new InvalidProxyUrl(redactProxyUrl(proxyUrl), `unsupported scheme ${url.protocol} (use http, https or socks5)`)
 }
 
 /** Releases the dispatcher's pooled connections and the agents' sockets when a connection ends. */
