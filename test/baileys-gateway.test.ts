@@ -177,6 +177,22 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
     }
   })
 
+  it("bulk send: the contact decrypts every message of the batch, and the batch completes", async () => {
+    const texts = ["one", "two", "three"].map((text) => `bulk ${text}`)
+    const decrypted = Promise.all(texts.map((text) => peer.waitFor<{ text?: string }>("received", (m) => m.text === text, 15_000)))
+    const accepted = await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-bulk`, {
+      body: { messages: texts.map((text) => ({ type: "text", chatId: `${BOB}@c.us`, text })) }
+    })
+    expect(accepted.status).toBe(202)
+    await decrypted
+    const batch = await eventually(
+      () => gateway.call("GET", `/api/sessions/${sessionId}/messages/batch/${accepted.body.batchId}`),
+      (r) => r.body.status === "completed" && r.body.sent === 3,
+      15_000
+    )
+    expect(batch.body).toMatchObject({ total: 3, failed: 0, pending: 0 })
+  })
+
   it("keeps no auth files on disk: credentials and keys live in the database", () => {
     const files = readdirSync(dataDir, { recursive: true }).map(String)
     expect(files.length).toBeGreaterThan(0)

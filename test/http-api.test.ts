@@ -28,6 +28,9 @@ describe("authentication", () => {
     ["PUT", "/api/sessions/x/proxy"],
     ["POST", "/api/sessions/x/messages/send-text"],
     ["POST", "/api/sessions/x/messages/read"],
+    ["POST", "/api/sessions/x/messages/send-bulk"],
+    ["GET", "/api/sessions/x/messages/batch/y"],
+    ["POST", "/api/sessions/x/messages/batch/y/cancel"],
     ["GET", "/api/sessions/x/messages"],
     ["GET", "/api/sessions/x/messages/y"]
   ]

@@ -14,11 +14,14 @@ import {
   wireError
 } from "../services/Errors.js"
 import {
+  Batch,
+  BatchAccepted,
   MarkReadRequest,
   MarkReadResult,
   Message,
   MessageDirection,
   MessageStatus,
+  SendBulkRequest,
   SendResult,
   SendTextRequest
 } from "../services/Message.js"
@@ -51,6 +54,7 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
 
 const sessionPath = Schema.Struct({ sessionId: Schema.String })
 const messagePath = Schema.Struct({ sessionId: Schema.String, messageId: Schema.String })
+const batchPath = Schema.Struct({ sessionId: Schema.String, batchId: Schema.String })
 
 export class HealthGroup extends HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("health", "/health").addSuccess(HealthReport))
@@ -108,6 +112,16 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .setPath(sessionPath)
       .setPayload(SendTextRequest)
       .addSuccess(SendResult, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.post("sendBulk", "/sessions/:sessionId/messages/send-bulk")
+      .setPath(sessionPath)
+      .setPayload(SendBulkRequest)
+      .addSuccess(BatchAccepted, { status: 202 })
+  )
+  .add(HttpApiEndpoint.get("getBatch", "/sessions/:sessionId/messages/batch/:batchId").setPath(batchPath).addSuccess(Batch))
+  .add(
+    HttpApiEndpoint.post("cancelBatch", "/sessions/:sessionId/messages/batch/:batchId/cancel").setPath(batchPath).addSuccess(Batch)
   )
   .add(
     HttpApiEndpoint.post("markRead", "/sessions/:sessionId/messages/read")

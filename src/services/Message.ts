@@ -65,6 +65,40 @@ export const SendResult = Schema.Struct({
 })
 export type SendResult = typeof SendResult.Type
 
+/** One message of a bulk send; `type` says which send it is (media types come with media). */
+export const BulkItem = Schema.Struct({
+  type: Schema.Literal("text"),
+  ...SendTextRequest.fields
+})
+
+export const SendBulkRequest = Schema.Struct({
+  messages: Schema.Array(BulkItem).pipe(
+    Schema.minItems(1, { message: () => "a bulk send holds 1 to 100 messages" }),
+    Schema.maxItems(100, { message: () => "a bulk send holds 1 to 100 messages" })
+  )
+})
+export type SendBulkRequest = typeof SendBulkRequest.Type
+
+export const BatchAccepted = Schema.Struct({ batchId: Schema.String, total: Schema.Number })
+
+export const BatchStatus = Schema.Literal("queued", "running", "completed", "cancelled")
+
+export const Batch = Schema.Struct({
+  batchId: Schema.String,
+  status: BatchStatus,
+  total: Schema.Number,
+  sent: Schema.Number.annotations({ description: "messages the network took (sent, delivered, read or played)" }),
+  failed: Schema.Number,
+  pending: Schema.Number,
+  items: Schema.Array(Schema.Struct({
+    messageId: Schema.String,
+    chatId: Schema.String,
+    status: MessageStatus,
+    error: Schema.NullOr(MessageError)
+  }))
+})
+export type Batch = typeof Batch.Type
+
 export const MarkReadRequest = Schema.Struct({
   chatId: ChatIdFromInput,
   messageIds: Schema.optional(Schema.Array(Schema.String).pipe(Schema.maxItems(1000)))

@@ -1,11 +1,23 @@
 import { Context, Effect, Layer, Option } from "effect"
+import { type BatchRecord, BatchRepo } from "../layers/store/BatchRepo.js"
+import type { MessageRow } from "../layers/store/messageRecords.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
-import { SessionRepo } from "../layers/store/SessionRepo.js"
+import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { Conflict, type EngineFailure, type EngineTimeout, messageNotFound, type NotFound } from "./Errors.js"
+import { Conflict, type EngineFailure, type EngineTimeout, messageNotFound, NotFound } from "./Errors.js"
+import { Events, makeEvent } from "./Events.js"
 import { uuidv7 } from "./Ids.js"
-import type { MarkReadRequest, Message, MessageFilter, SendResult, SendTextRequest } from "./Message.js"
+import type {
+  Batch,
+  MarkReadRequest,
+  Message,
+  MessageFilter,
+  MessageStatus,
+  SendBulkRequest,
+  SendResult,
+  SendTextRequest
+} from "./Message.js"
 import type { Page, PageRequest } from "./Pagination.js"
 import { acceptsSends } from "./Session.js"
 
@@ -20,6 +32,11 @@ export interface MessagingService {
     { readonly chatId: string; readonly read: number },
     NotFound | Conflict | EngineFailure | EngineTimeout
   >
+  /** Stores every message (all or none) as one batch, queued with the session's pacing. */
+  readonly sendBulk: (sessionId: string, request: SendBulkRequest) => Effect.Effect<{ readonly batchId: string; readonly total: number }, NotFound | Conflict>
+  readonly getBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound>
+  /** Stops the batch's messages that have not gone out; they end `failed` with `CANCELLED`. */
+  readonly cancelBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound>
   readonly list: (sessionId: string, filter: MessageFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Message>, NotFound>
   readonly get: (sessionId: string, messageId: string) => Effect.Effect<Message, NotFound>
 }
@@ -33,6 +50,55 @@ const make = Effect.gen(function*() {
   const messages = yield* MessageRepo
   const supervisor = yield* SessionSupervisor
   const engine = yield* Engine
+  const batches = yield* BatchRepo
+  const events = yield* Events
+
+  /** The session, if it accepts sends now (ready, or disconnected: they wait for the reconnect). */
+  const sendingSession = (sessionId: string) =>
+    Effect.flatMap(sessions.get(sessionId), (session) =>
+      acceptsSends(session.status)
+        ? Effect.succeed(session)
+        : Effect.fail(
+          new Conflict({
+            code: "SESSION_NOT_READY",
+            message: `session is ${session.status}; messages are accepted while it is ready or disconnected`
+          })
+        ))
+
+  /** A message as accepted: `pending`, with the network id it will keep through any resend. */
+  const outboundRow = (session: SessionRow, request: SendTextRequest, batchId: string | null): MessageRow => {
+    const now = new Date().toISOString()
+    return {
+      id: uuidv7(),
+      sessionId: session.id,
+      chatId: request.chatId,
+      from: session.phone === null ? "" : `${session.phone}@c.us`,
+      to: request.chatId,
+      fromMe: true,
+      type: "text",
+      text: request.text,
+      caption: null,
+      status: "pending",
+      ack: 0,
+      error: null,
+      engineMessageId: engine.newMessageId(),
+      quotedMessageId: request.quotedMessageId ?? null,
+      mentions: request.mentions ?? null,
+      batchId,
+      timestamp: now,
+      createdAt: now,
+      updatedAt: now
+    }
+  }
+
+  const findBatch = (sessionId: string, batchId: string) =>
+    Effect.zipRight(
+      sessions.get(sessionId),
+      Effect.flatMap(batches.find(sessionId, batchId), Option.match({
+        onNone: () => Effect.fail(new NotFound({ code: "BATCH_NOT_FOUND", message: `Batch ${batchId} does not exist` })),
+        onSome: (batch) => Effect.succeed(toBatch(batch))
+      }))
+    )
 
   const get = (sessionId: string, messageId: string) =>
     Effect.zipRight(
@@ -46,41 +112,29 @@ const make = Effect.gen(function*() {
   const service: MessagingService = {
     sendText: (sessionId, request) =>
       Effect.gen(function*() {
-        const session = yield* sessions.get(sessionId)
-        if (!acceptsSends(session.status)) {
-          return yield* Effect.fail(
-            new Conflict({
-              code: "SESSION_NOT_READY",
-              message: `session is ${session.status}; messages are accepted while it is ready or disconnected`
-            })
-          )
-        }
+        const session = yield* sendingSession(sessionId)
         if (request.quotedMessageId !== undefined) yield* get(sessionId, request.quotedMessageId)
-        const now = new Date().toISOString()
-        const id = uuidv7()
-        yield* messages.insert({
-          id,
-          sessionId,
-          chatId: request.chatId,
-          from: session.phone === null ? "" : `${session.phone}@c.us`,
-          to: request.chatId,
-          fromMe: true,
-          type: "text",
-          text: request.text,
-          caption: null,
-          status: "pending",
-          ack: 0,
-          error: null,
-          engineMessageId: engine.newMessageId(),
-          quotedMessageId: request.quotedMessageId ?? null,
-          mentions: request.mentions ?? null,
-          batchId: null,
-          timestamp: now,
-          createdAt: now,
-          updatedAt: now
-        })
-        yield* supervisor.send(sessionId, id)
-        return { messageId: id as SendResult["messageId"], chatId: request.chatId, status: "pending" as const, timestamp: now }
+        const row = outboundRow(session, request, null)
+        yield* messages.insert(row)
+        yield* supervisor.send(sessionId, row.id)
+        return { messageId: row.id as SendResult["messageId"], chatId: request.chatId, status: "pending" as const, timestamp: row.createdAt }
+      }),
+    sendBulk: (sessionId, request) =>
+      Effect.gen(function*() {
+        const session = yield* sendingSession(sessionId)
+        const batchId = uuidv7()
+        const rows = request.messages.map((item) => outboundRow(session, item, batchId))
+        yield* batches.insert({ id: batchId, sessionId, createdAt: rows[0]!.createdAt }, rows)
+        yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id), { discard: true })
+        return { batchId, total: rows.length }
+      }),
+    getBatch: (sessionId, batchId) => findBatch(sessionId, batchId),
+    cancelBatch: (sessionId, batchId) =>
+      Effect.gen(function*() {
+        yield* findBatch(sessionId, batchId)
+        const stopped = yield* batches.cancel(batchId, new Date().toISOString())
+        yield* Effect.forEach(stopped, (failed) => events.publish(makeEvent("message.failed", sessionId, failed)), { discard: true })
+        return yield* findBatch(sessionId, batchId)
       }),
     markRead: (sessionId, { chatId, messageIds }) =>
       Effect.gen(function*() {
@@ -102,3 +156,22 @@ const make = Effect.gen(function*() {
   }
   return service
 })
+
+const wentOut: ReadonlySet<MessageStatus> = new Set(["sent", "delivered", "read", "played"])
+
+/** Progress is derived from the messages themselves: nothing to keep in step. */
+const toBatch = (batch: BatchRecord): Batch => {
+  const count = (match: (status: MessageStatus) => boolean) => batch.items.filter((item) => match(item.status)).length
+  const sent = count((status) => wentOut.has(status))
+  const failed = count((status) => status === "failed")
+  const pending = count((status) => status === "pending")
+  return {
+    batchId: batch.id,
+    status: batch.cancelledAt !== null ? "cancelled" : pending === batch.total ? "queued" : pending > 0 ? "running" : "completed",
+    total: batch.total,
+    sent,
+    failed,
+    pending,
+    items: batch.items
+  }
+}

@@ -10,6 +10,9 @@ export const MessagesHandlers = HttpApiBuilder.group(SwitchboardApi, "messages",
     const messaging = yield* Messaging
     return handlers
       .handle("sendText", ({ path, payload }) => messaging.sendText(path.sessionId, payload))
+      .handle("sendBulk", ({ path, payload }) => messaging.sendBulk(path.sessionId, payload))
+      .handle("getBatch", ({ path }) => messaging.getBatch(path.sessionId, path.batchId))
+      .handle("cancelBatch", ({ path }) => messaging.cancelBatch(path.sessionId, path.batchId))
       .handle("markRead", ({ path, payload }) => messaging.markRead(path.sessionId, payload))
       .handle("list", ({ path, urlParams }) =>
         Effect.gen(function*() {

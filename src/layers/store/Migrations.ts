@@ -1,6 +1,7 @@
 import { Migrator } from "@effect/sql"
 import initial from "./migrations/0001_initial.js"
 import sandboxLedger from "./migrations/0002_sandbox_ledger.js"
+import batches from "./migrations/0003_batches.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
@@ -8,7 +9,8 @@ import sandboxLedger from "./migrations/0002_sandbox_ledger.js"
  */
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
-  "0002_sandbox_ledger": sandboxLedger
+  "0002_sandbox_ledger": sandboxLedger,
+  "0003_batches": batches
 })
 
 /**

@@ -1,0 +1,86 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { MessageStatus } from "../../services/Message.js"
+import { type MessageRow, toRecord } from "./messageRecords.js"
+
+export interface BatchItem {
+  readonly messageId: string
+  readonly chatId: string
+  readonly status: MessageStatus
+  readonly error: { readonly code: string; readonly message: string } | null
+}
+
+export interface BatchRecord {
+  readonly id: string
+  readonly sessionId: string
+  readonly total: number
+  readonly cancelledAt: string | null
+  readonly createdAt: string
+  readonly items: ReadonlyArray<BatchItem>
+}
+
+const CANCELLED = { code: "CANCELLED", message: "the batch was cancelled before this message went out" }
+
+/** Bulk sends: a batch row, and its messages as ordinary messages carrying its id. */
+export class BatchRepo extends Effect.Service<BatchRepo>()("switchboard/BatchRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** The batch and every one of its messages, all or nothing: a 202 means all are stored. */
+    const insert = Effect.fn("BatchRepo.insert")(
+      function*(batch: { readonly id: string; readonly sessionId: string; readonly createdAt: string }, rows: ReadonlyArray<MessageRow>) {
+        yield* sql`INSERT INTO batches ${sql.insert({ id: batch.id, session_id: batch.sessionId, total: rows.length, created_at: batch.createdAt })}`
+        yield* sql`INSERT INTO messages ${sql.insert(rows.map((row) => ({ ...toRecord(row) })))}`
+        yield* sql`INSERT INTO message_status_history ${sql.insert(rows.map((row) => ({ message_id: row.id, status: row.status, at: row.createdAt })))}`
+      },
+      sql.withTransaction,
+      Effect.orDie
+    )
+
+    const find = Effect.fn("BatchRepo.find")(
+      function*(sessionId: string, id: string) {
+        const [batch] = yield* sql<{ id: string; session_id: string; total: unknown; cancelled_at: string | null; created_at: string }>`
+          SELECT * FROM batches WHERE id = ${id} AND session_id = ${sessionId}`
+        if (batch === undefined) return Option.none<BatchRecord>()
+        const items = yield* sql<{ id: string; chat_id: string; status: MessageStatus; error: string | null }>`
+          SELECT id, chat_id, status, error FROM messages WHERE batch_id = ${id} ORDER BY created_at ASC, id ASC`
+        return Option.some<BatchRecord>({
+          id: batch.id,
+          sessionId: batch.session_id,
+          total: Number(batch.total),
+          cancelledAt: batch.cancelled_at,
+          createdAt: batch.created_at,
+          items: items.map((item) => ({
+            messageId: item.id,
+            chatId: item.chat_id,
+            status: item.status,
+            error: item.error === null ? null : JSON.parse(item.error)
+          }))
+        })
+      },
+      Effect.orDie
+    )
+
+    /**
+     * Marks the batch cancelled and fails its messages that have not gone out. A message the
+     * outbound lane already handed to the engine is not `pending` any more and goes on.
+     * Returns the ids of the messages it stopped.
+     */
+    const cancel = Effect.fn("BatchRepo.cancel")(
+      function*(id: string, at: string) {
+        yield* sql`UPDATE batches SET cancelled_at = ${at} WHERE id = ${id} AND cancelled_at IS NULL`
+        const stopped = yield* sql<{ id: string; chat_id: string }>`UPDATE messages
+          SET status = ${"failed"}, ack = ${-1}, error = ${JSON.stringify(CANCELLED)}, updated_at = ${at}
+          WHERE batch_id = ${id} AND status = ${"pending"} RETURNING id, chat_id`
+        if (stopped.length > 0) {
+          yield* sql`INSERT INTO message_status_history ${sql.insert(stopped.map((row) => ({ message_id: row.id, status: "failed", at })))}`
+        }
+        return stopped.map((row) => ({ messageId: row.id, chatId: row.chat_id, error: CANCELLED }))
+      },
+      sql.withTransaction,
+      Effect.orDie
+    )
+
+    return { insert, find, cancel } as const
+  })
+}) {}
