@@ -1,15 +1,13 @@
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Ref, Scope, Stream, TestClock } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SqliteStoreLive } from "../src/layers/store/SqliteStore.js"
-import { SqlSandboxLedger } from "../src/layers/store/SqlSandboxLedger.js"
 import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.js"
 import { type HeldEntry, SandboxLedger, type SentMessage } from "../src/runtime/engines/sandbox/Ledger.js"
 import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
 import { type SandboxFaults, SandboxNetwork, type SandboxNetworkOptions, sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
+import { heldRows, ledgerAt } from "./support/sqlLedger.js"
 
 // --- harness -----------------------------------------------------------------------------
 
@@ -568,11 +566,6 @@ describe("held until the consumer takes it", () => {
 })
 
 describe("on the SQL ledger in a SQLite file", () => {
-  const ledgerAt = (file: string) => Layer.provide(SqlSandboxLedger, SqliteStoreLive(file))
-  const heldRows = (file: string, sessionId: string) =>
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<{ event_key: string }>`SELECT event_key FROM sandbox_held_events WHERE session_id = ${sessionId} ORDER BY seq`
-    ).pipe(Effect.map((rows) => rows.map((row) => row.event_key)), Effect.provide(SqliteStoreLive(file)))
 
   it.effect("a restarted sandbox network finds in the file what it held, and hands it over in order", () =>
     Effect.gen(function*() {

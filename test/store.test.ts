@@ -14,12 +14,12 @@ import {
   RepositoriesLive,
   SessionRepo,
   SqliteStoreLive,
-  SqlSandboxLedger,
   storeLayerFromUrl,
   type MessageRow,
   type SessionRow
 } from "../src/layers/store/index.js"
 import { sessionRow } from "./support/fixtures.js"
+import { heldRows, ledgerAt } from "./support/sqlLedger.js"
 
 /** A database file in a fresh temp directory, under a sub-directory the store must create. */
 const freshDatabaseFile = () => join(mkdtempSync(join(tmpdir(), "switchboard-store-")), "data", "store.db")
@@ -288,11 +288,6 @@ describe("SqlSandboxLedger", () => {
         timestamp
       }
     })
-  const ledgerAt = (file: string) => Layer.provide(SqlSandboxLedger, SqliteStoreLive(file))
-  const heldRows = (file: string, sessionId: string) =>
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<{ event_key: string }>`SELECT event_key FROM sandbox_held_events WHERE session_id = ${sessionId} ORDER BY seq`
-    ).pipe(Effect.map((rows) => rows.map((row) => row.event_key)), Effect.provide(SqliteStoreLive(file)))
 
   it.effect("keeps the sandbox network's memory across reopening the file, dates and order intact", () =>
     Effect.gen(function*() {
