@@ -2,10 +2,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Option, Ref, Stream } from "effect"
 import { defaultSettings } from "../src/layers/Config.js"
 import { storeFromSettings } from "../src/layers/App.js"
+import { MediaStore } from "../src/layers/media/MediaStore.js"
 import { MessageRepo } from "../src/layers/store/MessageRepo.js"
 import { SessionRepo } from "../src/layers/store/SessionRepo.js"
 import { EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
-import { handleEngineEvent } from "../src/runtime/InboundEvents.js"
+import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEvents.js"
 import { type DomainEvent, Events } from "../src/services/Events.js"
 import { letFibersRun } from "./support/core.js"
 import { sessionRow } from "./support/fixtures.js"
@@ -28,12 +29,19 @@ describe("inbound messages from an engine", () => {
     Effect.gen(function*() {
       const dataDir = tempDir()
       const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
-      const layer = Layer.mergeAll(storeFromSettings(settings), Events.layer)
+      const layer = Layer.mergeAll(storeFromSettings(settings), Events.layer, MediaStore.localDisk(`${dataDir}/media`))
       yield* Effect.gen(function*() {
         yield* (yield* SessionRepo).insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))
         const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
         yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
-        const context = { sessionId: "s1", setStatus: () => Effect.void, showQr: () => Effect.void, markReady: Effect.void }
+        const context: InboundContext = {
+          sessionId: "s1",
+          media: { incoming: "store", maxBytes: 1024 },
+          downloadMedia: () => Effect.die("no media in this test"),
+          setStatus: () => Effect.void,
+          showQr: () => Effect.void,
+          markReady: Effect.void
+        }
         const deliver = (message: InboundMessage) => handleEngineEvent(EngineEvent.MessageReceived({ message }), context)
 
         yield* deliver(inbound({ type: "unknown", text: null, error: { code: "DECRYPTION_FAILED", message: "no session" } }))

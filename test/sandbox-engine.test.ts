@@ -3,6 +3,7 @@ import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Ref, Sco
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { MediaStore } from "../src/layers/media/MediaStore.js"
 import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.js"
 import { type HeldEntry, SandboxLedger, type SentMessage } from "../src/runtime/engines/sandbox/Ledger.js"
 import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
@@ -11,12 +12,23 @@ import { heldRows, ledgerAt } from "./support/sqlLedger.js"
 
 // --- harness -----------------------------------------------------------------------------
 
+/** The network's media server keeps its blobs in a media store of its own per test. */
+const mediaStore = () => MediaStore.localDisk(mkdtempSync(join(tmpdir(), "sandbox-media-")))
+
 const sandbox = (options: SandboxNetworkOptions) =>
-  SandboxEngineLive.pipe(Layer.provideMerge(SandboxNetwork.layer(options)), Layer.provide(SandboxLedger.none))
+  SandboxEngineLive.pipe(
+    Layer.provideMerge(SandboxNetwork.layer(options)),
+    Layer.provide(SandboxLedger.none),
+    Layer.provideMerge(mediaStore())
+  )
 
 /** A network on a ledger that outlives it: building this layer again is a restarted gateway. */
-const sandboxOn = (ledger: SandboxLedger["Type"], options: SandboxNetworkOptions) =>
-  SandboxEngineLive.pipe(Layer.provideMerge(SandboxNetwork.layer(options)), Layer.provide(Layer.succeed(SandboxLedger, ledger)))
+const sandboxOn = (ledger: SandboxLedger["Type"], options: SandboxNetworkOptions, media = mediaStore()) =>
+  SandboxEngineLive.pipe(
+    Layer.provideMerge(SandboxNetwork.layer(options)),
+    Layer.provide(Layer.succeed(SandboxLedger, ledger)),
+    Layer.provideMerge(media)
+  )
 
 /** The durable ledger's contract in plain maps, counting the `hold` writes per session. */
 const makeMemoryLedger = () => {
@@ -110,7 +122,7 @@ const openSession = (sessionId: string, auth?: AuthState) =>
       ended,
       nextEvent: Queue.take(events),
       send: (chatId: string, text: string) =>
-        connection.sendText({ engineMessageId: engine.newMessageId(), chatId, text }),
+        connection.send({ engineMessageId: engine.newMessageId(), chatId, content: { type: "text", text } }),
       goOffline: Scope.close(scope, Exit.void)
     }
   })
@@ -345,9 +357,9 @@ describe("messaging", () => {
       const engine = yield* Engine
       const alice = yield* openReady("alice")
       const bob = yield* openReady("bob")
-      const command = { engineMessageId: engine.newMessageId(), chatId: bob.chatId, text: "once" }
-      const first = yield* alice.connection.sendText(command)
-      const second = yield* alice.connection.sendText(command)
+      const command = { engineMessageId: engine.newMessageId(), chatId: bob.chatId, content: { type: "text", text: "once" } } as const
+      const first = yield* alice.connection.send(command)
+      const second = yield* alice.connection.send(command)
       expect(second).toEqual(first)
       const received = (yield* drained(bob)).filter((event) => event._tag === "MessageReceived")
       expect(received).toHaveLength(1)
@@ -570,7 +582,7 @@ describe("on the SQL ledger in a SQLite file", () => {
   it.effect("a restarted sandbox network finds in the file what it held, and hands it over in order", () =>
     Effect.gen(function*() {
       const file = join(mkdtempSync(join(tmpdir(), "switchboard-sandbox-")), "store.db")
-      const networkOnFile = () => SandboxNetwork.layer({ pairDelay: 0 }).pipe(Layer.provide(ledgerAt(file)))
+      const networkOnFile = () => SandboxNetwork.layer({ pairDelay: 0 }).pipe(Layer.provide(ledgerAt(file)), Layer.provide(mediaStore()))
       const bobChat = `${sandboxPhoneOf("bob")}@c.us`
       const ids = ["SB-ONE", "SB-TWO", "SB-THREE"]
 
@@ -580,7 +592,7 @@ describe("on the SQL ledger in a SQLite file", () => {
         yield* Effect.scoped(Effect.flatMap(network.attach("bob"), (bob) => bob.becomeReady))
         const alice = yield* network.attach("alice")
         yield* alice.becomeReady
-        yield* Effect.forEach(ids, (engineMessageId) => alice.sendText({ engineMessageId, chatId: bobChat, text: engineMessageId }))
+        yield* Effect.forEach(ids, (engineMessageId) => alice.send({ engineMessageId, chatId: bobChat, content: { type: "text", text: engineMessageId } }))
         // The `sent` receipts reach alice's inbox, but nobody pulls them: they stay held.
         yield* TestClock.adjust(Duration.millis(1))
       }).pipe(Effect.scoped, Effect.provide(networkOnFile()))

@@ -2,7 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Option, Ref, Schedule, TestClock } from "effect"
 import { advanceUntil, type Core, letFibersRun, startCore } from "./support/core.js"
 import { tempDir } from "./support/gateway.js"
-import type { ConnectOptions } from "../src/runtime/Engine.js"
+import type { ConnectOptions, SendCommand } from "../src/runtime/Engine.js"
+
+const textOf = (command: SendCommand) => command.content.type === "text" ? command.content.text : undefined
 
 const reconnect = {
   initialDelay: Duration.seconds(1),
@@ -190,7 +192,7 @@ describe("SessionActor state machine", () => {
         }),
         "500 millis"
       )
-      expect((yield* core.sentCommands).map((c) => c.text)).toEqual([1, 2, 3, 4, 5].map((n) => `burst ${n}`))
+      expect((yield* core.sentCommands).map(textOf)).toEqual([1, 2, 3, 4, 5].map((n) => `burst ${n}`))
       // 6 a minute: at least 10 s apart, jittered up to 13 s (+ one clock step).
       const gaps = sentAt.slice(1).map((at, i) => at - sentAt[i]!)
       for (const gap of gaps) {
@@ -293,14 +295,14 @@ describe("SessionSupervisor", () => {
       const [first, second, receipt] = yield* Effect.all([
         core.supervisor.stop(session.id),
         core.supervisor.stop(session.id),
-        core.supervisor.markRead(session.id, "15550001111@c.us", ["x"]).pipe(Effect.either)
+        core.supervisor.useConnection(session.id, "ready", (connection) => connection.markRead("15550001111@c.us", ["x"])).pipe(Effect.either)
       ], { concurrency: "unbounded" })
       expect([first, second]).toEqual([undefined, undefined])
       expect(Date.now() - started).toBeLessThan(2_000)
       // The receipt either went out before the stop or was refused; it never hangs.
       if (receipt._tag === "Left") expect(receipt.left.code).toBe("SESSION_NOT_READY")
       expect((yield* core.sessions.get(session.id)).status).toBe("stopped")
-      expect((yield* core.supervisor.markRead(session.id, "15550001111@c.us", ["x"]).pipe(Effect.flip)).code).toBe("SESSION_NOT_READY")
+      expect((yield* core.supervisor.useConnection(session.id, "ready", (connection) => connection.markRead("15550001111@c.us", ["x"])).pipe(Effect.flip)).code).toBe("SESSION_NOT_READY")
     }).pipe(Effect.scoped))
 
   it.live("announces message.sent when the network takes the message, then acks as it moves on", () =>
@@ -327,8 +329,8 @@ describe("SessionSupervisor", () => {
       expect(sentEvent.data).toMatchObject({ message: { id: reply.messageId, status: "sent", fromMe: true } })
       // The quote and the mentions reach the engine, the quote as the network's id of the quoted message.
       const commands = yield* core.sentCommands
-      const quoted = commands.find((c) => c.text === "first")!
-      expect(commands.find((c) => c.text === "a reply")).toMatchObject({
+      const quoted = commands.find((c) => textOf(c) === "first")!
+      expect(commands.find((c) => textOf(c) === "a reply")).toMatchObject({
         quotedEngineMessageId: quoted.engineMessageId,
         mentions: ["15550004444@c.us"]
       })

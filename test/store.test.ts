@@ -38,6 +38,7 @@ const message = (sessionId: string, id: string, overrides: Partial<MessageRow> =
   type: "text",
   text: `text of ${id}`,
   caption: null,
+  media: null,
   status: "pending",
   ack: 0,
   error: null,

@@ -8,7 +8,9 @@ import {
   EngineTimeout,
   InternalError,
   NotFound,
+  PayloadTooLarge,
   ServiceUnavailable,
+  UnsupportedMediaType,
   Unauthorized,
   ValidationFailed,
   wireError
@@ -21,6 +23,8 @@ import {
   Message,
   MessageDirection,
   MessageStatus,
+  ReactRequest,
+  ReactResult,
   SendBulkRequest,
   SendResult,
   SendTextRequest
@@ -36,6 +40,7 @@ import {
   SessionStatus,
   SetProxyRequest
 } from "../services/Session.js"
+import { SendMediaPayload } from "./mediaRequest.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
 /**
@@ -106,12 +111,37 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
   .middleware(Authentication)
 {}
 
+/** The four media sends share one shape: JSON (url or base64) or multipart, 201 when stored and queued. */
+const mediaSend = <const Name extends string>(name: Name, path: `/sessions/:sessionId/messages/send-${string}`, what: string) =>
+  HttpApiEndpoint.post(name, path)
+    .setPath(sessionPath)
+    .setPayload(SendMediaPayload)
+    .addSuccess(SendResult, { status: 201 })
+    .addError(wireError(PayloadTooLarge))
+    .addError(wireError(UnsupportedMediaType))
+    .addError(wireError(ServiceUnavailable))
+    .annotate(OpenApi.Description, `Sends ${what}. The type is told from the bytes; MEDIA_MAX_BYTES caps the size (413).`)
+
+const AnyBytes = Schema.Uint8ArrayFromSelf.pipe(
+  HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "application/octet-stream" })
+)
+
 export class MessagesGroup extends HttpApiGroup.make("messages")
   .add(
     HttpApiEndpoint.post("sendText", "/sessions/:sessionId/messages/send-text")
       .setPath(sessionPath)
       .setPayload(SendTextRequest)
       .addSuccess(SendResult, { status: 201 })
+  )
+  .add(mediaSend("sendImage", "/sessions/:sessionId/messages/send-image", "an image (JPEG, PNG or WebP)"))
+  .add(mediaSend("sendVideo", "/sessions/:sessionId/messages/send-video", "a video (MP4 or 3GP)"))
+  .add(mediaSend("sendAudio", "/sessions/:sessionId/messages/send-audio", "an audio, or a voice note with ptt"))
+  .add(mediaSend("sendDocument", "/sessions/:sessionId/messages/send-document", "a document of any type"))
+  .add(
+    HttpApiEndpoint.post("react", "/sessions/:sessionId/messages/react")
+      .setPath(sessionPath)
+      .setPayload(ReactRequest)
+      .addSuccess(ReactResult)
   )
   .add(
     HttpApiEndpoint.post("sendBulk", "/sessions/:sessionId/messages/send-bulk")
@@ -143,6 +173,13 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .addSuccess(ListBody(Message))
   )
   .add(HttpApiEndpoint.get("get", "/sessions/:sessionId/messages/:messageId").setPath(messagePath).addSuccess(Message))
+  .add(
+    HttpApiEndpoint.get("getMedia", "/sessions/:sessionId/messages/:messageId/media")
+      .setPath(messagePath)
+      .addSuccess(AnyBytes)
+      .addError(wireError(ServiceUnavailable))
+      .annotate(OpenApi.Description, "The media's bytes, with its own content type.")
+  )
   .middleware(Authentication)
 {}
 

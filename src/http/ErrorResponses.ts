@@ -20,11 +20,17 @@ const withoutInput = (message: string) => message.replace(/,?\s*actual\s[\s\S]*$
  * cover: schema mismatches and unreadable bodies are 400 `VALIDATION_FAILED`, unknown routes
  * 404. Anything else unexpected is a bug: logged, and answered with a 500 that reveals nothing.
  */
+/** Schema issues as a 400's message and details (each issue's path and what was wrong with it). */
+export const describeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>) => {
+  const details = issues.map((issue) => ({ path: issue.path.join("."), message: withoutInput(issue.message) }))
+  const message = details.map(({ message, path }) => (path === "" ? message : `${path}: ${message}`)).join("; ")
+  return { message, details }
+}
+
 const refusalOf = (error: unknown): Refusal | undefined => {
   if (error instanceof HttpApiError.HttpApiDecodeError) {
-    const details = error.issues.map((issue) => ({ path: issue.path.join("."), message: withoutInput(issue.message) }))
-    const summary = details.map(({ message, path }) => (path === "" ? message : `${path}: ${message}`)).join("; ")
-    return { status: 400, code: "VALIDATION_FAILED", message: summary || error.message, details }
+    const { details, message } = describeIssues(error.issues)
+    return { status: 400, code: "VALIDATION_FAILED", message: message || error.message, details }
   }
   if (HttpServerError.isServerError(error)) {
     if (error._tag === "RouteNotFound") {

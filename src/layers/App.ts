@@ -10,9 +10,11 @@ import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { ApiKeys } from "../services/ApiKeys.js"
 import { Events } from "../services/Events.js"
 import { Health } from "../services/Health.js"
+import { MediaIntake } from "../services/MediaIntake.js"
 import { Messaging } from "../services/Messaging.js"
 import { Sessions } from "../services/Sessions.js"
 import { AppSettings, type Settings } from "./Config.js"
+import { MediaStore } from "./media/MediaStore.js"
 import { RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "./store/index.js"
 
 /**
@@ -26,7 +28,7 @@ export const sandboxEngineLayer = (settings: Settings) =>
   )
 
 /** The engine named by `ENGINE`. */
-export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, never, SqlClient.SqlClient> =>
+export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, never, SqlClient.SqlClient | MediaStore> =>
   settings.engine === "sandbox"
     ? sandboxEngineLayer(settings)
     : BaileysEngineLive({ waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl) })
@@ -43,9 +45,20 @@ export const SwitchboardCore = <EngineOut, E, R>(
   settings: Settings,
   engine: Layer.Layer<Engine | EngineOut, E, R>
 ) => {
-  const base = Layer.mergeAll(storeFromSettings(settings), Events.layer, AppSettings.layer(settings), NodeContext.layer)
-  const runtime = SessionSupervisor.layer({ reconnect: settings.reconnect, pacing: settings.pacing }).pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
+  const base = Layer.mergeAll(
+    storeFromSettings(settings),
+    MediaStore.fromSettings(settings),
+    Events.layer,
+    AppSettings.layer(settings),
+    NodeContext.layer
+  )
+  const runtime = SessionSupervisor.layer({
+    reconnect: settings.reconnect,
+    pacing: settings.pacing,
+    media: { incoming: settings.media.incoming, maxBytes: settings.media.maxBytes }
+  }).pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
   const services = Layer.mergeAll(Sessions.layer, Messaging.layer, ApiKeys.layer, Health.layer).pipe(
+    Layer.provideMerge(MediaIntake.layer),
     Layer.provideMerge(runtime)
   )
   const restore = Layer.effectDiscard(Effect.flatMap(SessionSupervisor, (supervisor) => supervisor.restore))

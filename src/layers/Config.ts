@@ -19,8 +19,22 @@ export interface Settings {
   readonly sandboxPairDelay: Duration.Duration
   readonly reconnect: ReconnectSettings
   readonly pacing: PacingSettings
+  readonly media: MediaSettings
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
+}
+
+export interface MediaSettings {
+  /** Where media is kept: `file:<dir>` (S3 comes with the storage backends); default `file:<DATA_DIR>/media`. */
+  readonly url: Option.Option<string>
+  /** The largest media accepted on any path (upload, URL fetch, incoming); default 64 MiB. */
+  readonly maxBytes: number
+  /** Media URLs may point at loopback, private and link-local addresses (off: SSRF guard). */
+  readonly allowPrivate: boolean
+  /** How long fetching a media URL may take in all. */
+  readonly fetchTimeout: Duration.Duration
+  /** Incoming media: download and keep it (`store`), or keep only what it is (`skip`). */
+  readonly incoming: "store" | "skip"
 }
 
 const millis = (name: string, fallback: number) =>
@@ -55,6 +69,16 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
       Config.validate({ message: "SEND_RATE_PER_MINUTE must be ≥ 0 (0 switches pacing off)", validation: (n) => n >= 0 }),
       Config.withDefault(20)
     )
+  }),
+  media: Config.all({
+    url: Config.option(Config.string("MEDIA_URL")),
+    maxBytes: Config.integer("MEDIA_MAX_BYTES").pipe(
+      Config.validate({ message: "MEDIA_MAX_BYTES must be a number of bytes ≥ 1", validation: (n) => n >= 1 }),
+      Config.withDefault(64 * 1024 * 1024)
+    ),
+    allowPrivate: Config.boolean("MEDIA_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+    fetchTimeout: millis("MEDIA_FETCH_TIMEOUT_MS", 30_000),
+    incoming: Config.literal("store", "skip")("INCOMING_MEDIA").pipe(Config.withDefault("store" as const))
   }),
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("pretty" as const))

@@ -1,5 +1,5 @@
 import { Context, Data, Effect, Option, Scope, Stream } from "effect"
-import type { MessageStatus } from "../services/Message.js"
+import type { MediaKind, MessageStatus } from "../services/Message.js"
 import type { Me } from "../services/Session.js"
 
 /**
@@ -26,6 +26,23 @@ export interface CloseReason {
   readonly message: string
 }
 
+export type { MediaKind } from "../services/Message.js"
+
+/**
+ * Media of a received message as the network describes it. `ref` is the engine's own handle
+ * for fetching the bytes (`EngineConnection.downloadMedia`); only that engine reads it (the
+ * sandbox keeps plain JSON there, since it holds undelivered events in the Store).
+ */
+export interface InboundMedia {
+  readonly mimetype: string
+  readonly filename: string | null
+  /** As announced by the sender; null when the network does not say. */
+  readonly size: number | null
+  /** An audio recorded as a voice note. */
+  readonly ptt: boolean
+  readonly ref: unknown
+}
+
 export interface InboundMessage {
   readonly engineMessageId: string
   /** The chat in the API's form: the phone id (`…@c.us`) when known, else the LID (`…@lid`). */
@@ -36,11 +53,27 @@ export interface InboundMessage {
   readonly fromPhone: string | null
   readonly fromLid: string | null
   /** `unknown`: the engine received something it could not read (see `error`). */
-  readonly type: "text" | "unknown"
+  readonly type: "text" | MediaKind | "unknown"
   readonly text: string | null
+  /** The caption of a media message. */
+  readonly caption?: string | null | undefined
+  readonly media?: InboundMedia | undefined
   readonly timestamp: Date
   /** Set when the message could not be read, e.g. `DECRYPTION_FAILED`: surfaced, not swallowed. */
   readonly error?: { readonly code: string; readonly message: string } | undefined
+}
+
+/**
+ * A reaction someone set on a message of the chat (to one this session sent, or received).
+ * `emoji` is "" when they took their reaction back.
+ */
+export interface InboundReaction {
+  readonly chatId: string
+  /** Who reacted, in the same form as `InboundMessage.from`. */
+  readonly from: string
+  readonly targetEngineMessageId: string
+  readonly emoji: string
+  readonly timestamp: Date
 }
 
 /** A message this session sent, as the Store holds it: what an engine needs to resend it. */
@@ -57,6 +90,7 @@ export type EngineEvent = Data.TaggedEnum<{
   /** Logged in and able to send. */
   Ready: { readonly me: Me }
   MessageReceived: { readonly message: InboundMessage }
+  ReactionReceived: { readonly reaction: InboundReaction }
   /** A status change of a message this session sent. */
   MessageStatusChanged: {
     readonly engineMessageId: string
@@ -98,7 +132,22 @@ export interface ConnectOptions {
   readonly proxyUrl: Option.Option<string>
 }
 
-export interface SendTextCommand {
+/** Media to send: the bytes (at most `MEDIA_MAX_BYTES`, checked on intake) and what they are. */
+export interface OutboundMedia {
+  readonly kind: MediaKind
+  readonly data: Uint8Array
+  readonly mimetype: string
+  readonly filename: string | null
+  readonly caption: string | null
+  /** Send an audio as a voice note. */
+  readonly ptt: boolean
+}
+
+export type OutboundContent =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "media"; readonly media: OutboundMedia }
+
+export interface SendCommand {
   /**
    * The message's id on the network, chosen when the gateway accepted the message (see
    * `Engine.newMessageId`). Sending the same id again after a crash is a resend, which the
@@ -106,15 +155,31 @@ export interface SendTextCommand {
    */
   readonly engineMessageId: string
   readonly chatId: string
-  readonly text: string
+  readonly content: OutboundContent
   readonly quotedEngineMessageId?: string | undefined
   readonly mentions?: ReadonlyArray<string> | undefined
+}
+
+/** Sets (or with `emoji` "" takes back) this session's reaction on a message of the chat. */
+export interface ReactCommand {
+  readonly chatId: string
+  readonly target: {
+    readonly engineMessageId: string
+    /** Whether this session sent the message reacted to. */
+    readonly fromMe: boolean
+    /** Who wrote it, when it was received (in groups, the participant). */
+    readonly from: string
+  }
+  readonly emoji: string
 }
 
 export interface EngineConnection {
   /** Ends after a `Closed` event, or when the connection's scope closes. */
   readonly events: Stream.Stream<EngineEvent>
-  readonly sendText: (command: SendTextCommand) => Effect.Effect<{ readonly engineMessageId: string; readonly timestamp: Date }, EngineError>
+  readonly send: (command: SendCommand) => Effect.Effect<{ readonly engineMessageId: string; readonly timestamp: Date }, EngineError>
+  readonly react: (command: ReactCommand) => Effect.Effect<void, EngineError>
+  /** The bytes of a received message's media (`InboundMedia.ref`). */
+  readonly downloadMedia: (media: InboundMedia) => Effect.Effect<Uint8Array, EngineError>
   readonly requestPairingCode: (phoneNumber: string) => Effect.Effect<string, EngineError>
   readonly markRead: (chatId: string, engineMessageIds: ReadonlyArray<string>) => Effect.Effect<void, EngineError>
   /** Unlinks the account on the server side; the connection closes afterwards. */

@@ -1,13 +1,24 @@
 import { Effect, Option } from "effect"
+import { mediaKey, MediaStore } from "../layers/media/MediaStore.js"
+import type { MediaRecord } from "../layers/store/messageRecords.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { uuidv7 } from "../services/Ids.js"
 import type { LastError, SessionStatus } from "../services/Session.js"
-import type { EngineEvent, InboundMessage } from "./Engine.js"
+import type { EngineError, EngineEvent, InboundMedia, InboundMessage, InboundReaction } from "./Engine.js"
+
+/** What happens to the media of received messages (`INCOMING_MEDIA`, `MEDIA_MAX_BYTES`). */
+export interface IncomingMediaSettings {
+  readonly incoming: "store" | "skip"
+  readonly maxBytes: number
+}
 
 export interface InboundContext {
   readonly sessionId: string
+  readonly media: IncomingMediaSettings
+  /** Fetches a received message's media over the connection the event came on. */
+  readonly downloadMedia: (media: InboundMedia) => Effect.Effect<Uint8Array, EngineError>
   readonly setStatus: (next: SessionStatus, error?: Omit<LastError, "at">) => Effect.Effect<void>
   readonly showQr: (qr: { readonly qr: string; readonly expiresAt: Date }) => Effect.Effect<void>
   readonly markReady: Effect.Effect<void>
@@ -31,7 +42,9 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
         return yield* context.markReady
       }
       case "MessageReceived":
-        return yield* storeInbound(context.sessionId, event.message)
+        return yield* storeInbound(context, event.message)
+      case "ReactionReceived":
+        return yield* storeReaction(context.sessionId, event.reaction)
       case "MessageStatusChanged":
         return yield* applyStatus(context.sessionId, event)
       case "Closed":
@@ -39,8 +52,9 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
     }
   })
 
-const storeInbound = (sessionId: string, inbound: InboundMessage) =>
+const storeInbound = (context: InboundContext, inbound: InboundMessage) =>
   Effect.gen(function*() {
+    const { sessionId } = context
     const messages = yield* MessageRepo
     const existing = yield* messages.findByEngineId(sessionId, inbound.engineMessageId)
     if (Option.isSome(existing)) {
@@ -55,6 +69,7 @@ const storeInbound = (sessionId: string, inbound: InboundMessage) =>
     const sessions = yield* SessionRepo
     const me = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.phone)
     const id = uuidv7()
+    const kept = inbound.media === undefined ? undefined : yield* keepMedia(context, id, inbound.media)
     const at = new Date().toISOString()
     yield* messages.insert({
       id,
@@ -65,10 +80,11 @@ const storeInbound = (sessionId: string, inbound: InboundMessage) =>
       fromMe: false,
       type: inbound.type,
       text: inbound.text,
-      caption: null,
+      caption: inbound.caption ?? null,
+      media: kept?.media ?? null,
       status: "delivered",
       ack: 2,
-      error: inbound.error ?? null,
+      error: inbound.error ?? kept?.error ?? null,
       engineMessageId: inbound.engineMessageId,
       quotedMessageId: null,
       mentions: null,
@@ -78,6 +94,62 @@ const storeInbound = (sessionId: string, inbound: InboundMessage) =>
       updatedAt: at
     })
     yield* announceReceived(sessionId, id, inbound)
+  })
+
+/** Longest a received message's media may take to download before the message is stored without it. */
+const DOWNLOAD_TIMEOUT = "60 seconds"
+
+/**
+ * Downloads a received message's media into the media store (unless `INCOMING_MEDIA=skip`). A
+ * failed or oversized download does not lose the message: it is stored with what the media is,
+ * `stored: false`, and an error saying why.
+ */
+const keepMedia = (context: InboundContext, messageId: string, media: InboundMedia) =>
+  Effect.gen(function*() {
+    const described: MediaRecord = { mimetype: media.mimetype, filename: media.filename, size: media.size, ptt: media.ptt, stored: false }
+    if (context.media.incoming === "skip") return { media: described, error: null }
+    const notKept = (code: string, message: string) => ({ media: described, error: { code, message } })
+    const tooLarge = notKept("MEDIA_TOO_LARGE", `the media is larger than MEDIA_MAX_BYTES (${context.media.maxBytes} bytes) and was not kept`)
+    if (media.size !== null && media.size > context.media.maxBytes) return tooLarge
+    const downloaded = yield* context.downloadMedia(media).pipe(
+      Effect.timeoutFail({
+        duration: DOWNLOAD_TIMEOUT,
+        onTimeout: () => ({ code: "DOWNLOAD_TIMEOUT", message: `the download took longer than ${DOWNLOAD_TIMEOUT}` })
+      }),
+      Effect.either
+    )
+    if (downloaded._tag === "Left") {
+      yield* Effect.logWarning("incoming media could not be downloaded", downloaded.left.code)
+      return notKept("MEDIA_DOWNLOAD_FAILED", `the media could not be downloaded: ${downloaded.left.message}`)
+    }
+    const data = downloaded.right
+    if (data.length > context.media.maxBytes) return tooLarge
+    const stored = yield* (yield* MediaStore).put(mediaKey(context.sessionId, messageId), data).pipe(Effect.either)
+    if (stored._tag === "Left") {
+      yield* Effect.logError("incoming media could not be stored", stored.left.message)
+      return notKept("MEDIA_STORE_UNAVAILABLE", "the media was downloaded but could not be stored")
+    }
+    return { media: { ...described, size: data.length, stored: true }, error: null }
+  })
+
+/**
+ * Someone set (or took back) a reaction on a message of a chat. One to a message the Store does
+ * not know (older than the session, or deleted) has nothing to attach to and is dropped.
+ */
+const storeReaction = (sessionId: string, reaction: InboundReaction) =>
+  Effect.gen(function*() {
+    const messages = yield* MessageRepo
+    const target = yield* messages.findByEngineId(sessionId, reaction.targetEngineMessageId)
+    if (Option.isNone(target)) return yield* Effect.logDebug("reaction to an unknown message", reaction.targetEngineMessageId)
+    const { chatId, id } = target.value
+    const changed = yield* messages.setReaction(id, reaction.from, reaction.emoji, reaction.timestamp.toISOString())
+    if (!changed) return
+    yield* (yield* Events).publish(makeEvent("message.reaction", sessionId, {
+      messageId: id,
+      chatId,
+      emoji: reaction.emoji,
+      from: reaction.from
+    }))
   })
 
 const announceReceived = (sessionId: string, id: string, inbound: InboundMessage) =>

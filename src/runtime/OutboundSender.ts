@@ -1,7 +1,8 @@
 import { Effect, Option, Queue, Schedule, Stream, SubscriptionRef } from "effect"
-import type { MessageRepo } from "../layers/store/MessageRepo.js"
+import { mediaKey, type MediaStoreService } from "../layers/media/MediaStore.js"
+import type { MessageRepo, MessageRow } from "../layers/store/MessageRepo.js"
 import { Events, makeEvent } from "../services/Events.js"
-import type { EngineConnection, EngineError } from "./Engine.js"
+import { type EngineConnection, EngineError, type OutboundContent } from "./Engine.js"
 import { type PacingSettings, pauseAfterSend } from "./Pacing.js"
 
 export interface OutboundDeps {
@@ -10,6 +11,7 @@ export interface OutboundDeps {
   /** Some while the session is ready; the lane sends only then. */
   readonly readyConnection: SubscriptionRef.SubscriptionRef<Option.Option<EngineConnection>>
   readonly messages: MessageRepo
+  readonly mediaStore: MediaStoreService
 }
 
 /** Transient engine errors are retried a few times before the message is marked failed. */
@@ -43,20 +45,43 @@ export const makeOutbound = (deps: OutboundDeps) =>
       })
     )
 
+    /** What goes on the wire; media is read back from the media store (it survives restarts there). */
+    const contentOf = (row: MessageRow): Effect.Effect<OutboundContent, EngineError> => {
+      const { media } = row
+      if (row.type === "text" || row.type === "unknown" || row.type === "reaction" || media === null) {
+        return Effect.succeed({ type: "text", text: row.text ?? "" })
+      }
+      const kind = row.type
+      return deps.mediaStore.read(mediaKey(row.sessionId, row.id)).pipe(
+        Effect.mapError((error) => new EngineError({ code: "MEDIA_STORE_UNAVAILABLE", message: error.message, transient: true })),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new EngineError({ code: "MEDIA_MISSING", message: "the media of this message is no longer in the media store", transient: false })),
+          onSome: (data) => Effect.succeed<OutboundContent>({
+            type: "media",
+            media: { kind, data, mimetype: media.mimetype, filename: media.filename, caption: row.caption, ptt: media.ptt }
+          })
+        }))
+      )
+    }
+
     const sendOne = (messageId: string) =>
       Effect.gen(function*() {
         const row = yield* deps.messages.findRow(messageId)
         if (Option.isNone(row) || row.value.status !== "pending" || row.value.engineMessageId === null) return false
-        const { chatId, engineMessageId, mentions, quotedMessageId, text } = row.value
+        const { chatId, engineMessageId, mentions, quotedMessageId } = row.value
         const quoted = quotedMessageId === null ? Option.none() : yield* deps.messages.findRow(quotedMessageId)
-        const command = {
-          engineMessageId,
-          chatId,
-          text: text ?? "",
-          quotedEngineMessageId: Option.getOrUndefined(Option.flatMapNullable(quoted, (q) => q.engineMessageId)),
-          mentions: mentions ?? undefined
-        }
-        const sent = yield* Effect.flatMap(awaitConnection, (conn) => conn.sendText(command)).pipe(
+        const send = Effect.gen(function*() {
+          const content = yield* contentOf(row.value)
+          const connection = yield* awaitConnection
+          return yield* connection.send({
+            engineMessageId,
+            chatId,
+            content,
+            quotedEngineMessageId: Option.getOrUndefined(Option.flatMapNullable(quoted, (q) => q.engineMessageId)),
+            mentions: mentions ?? undefined
+          })
+        })
+        const sent = yield* send.pipe(
           Effect.retry({ schedule: transientRetry, while: (error: EngineError) => error.transient }),
           Effect.either
         )

@@ -1,4 +1,5 @@
 import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { MediaStore } from "../layers/media/MediaStore.js"
 import { AuthRepo } from "../layers/store/AuthRepo.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
@@ -7,7 +8,7 @@ import { Events, makeEvent } from "../services/Events.js"
 import { type LastError, runningStatuses, type SessionStatus } from "../services/Session.js"
 import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./Engine.js"
 import { Engine } from "./Engine.js"
-import { handleEngineEvent } from "./InboundEvents.js"
+import { handleEngineEvent, type IncomingMediaSettings } from "./InboundEvents.js"
 import { makeOutbound } from "./OutboundSender.js"
 import type { PacingSettings } from "./Pacing.js"
 import { reconnectSchedule, type ReconnectSettings } from "./ReconnectPolicy.js"
@@ -27,14 +28,14 @@ export type ActorCommand = Data.TaggedEnum<{
   /** `done` tells whether this actor carried it out (false: it had already ended). */
   Stop: { readonly done: Deferred.Deferred<boolean> }
   Logout: { readonly done: Deferred.Deferred<boolean> }
-  RequestPairingCode: {
-    readonly phoneNumber: string
-    readonly reply: Deferred.Deferred<string, Conflict | EngineFailure>
-  }
-  MarkRead: {
-    readonly chatId: string
-    readonly engineMessageIds: ReadonlyArray<string>
-    readonly reply: Deferred.Deferred<void, Conflict | EngineFailure>
+  /**
+   * An engine call on the open connection (pairing code, read receipts, reactions…), answered
+   * through `reply`; refused with SESSION_NOT_READY unless the session is in `required`.
+   */
+  UseConnection: {
+    readonly required: SessionStatus
+    readonly use: (connection: EngineConnection) => Effect.Effect<unknown, EngineError>
+    readonly reply: Deferred.Deferred<unknown, Conflict | EngineFailure>
   }
   /** Internal: the link loop reached a terminal status (generation guards against stale news). */
   LinkEnded: { readonly generation: number }
@@ -81,13 +82,14 @@ const MAX_IMMEDIATE_RESTARTS = 3
  * session is ready. Returns when the session reaches a status in which it no longer runs
  * (`stopped`, `logged_out`, `failed`). Every status change is persisted, then published.
  */
-/** How every session process behaves: its reconnect policy and its send pacing. */
+/** How every session process behaves: its reconnect policy, its send pacing, incoming media. */
 export interface ActorSettings {
   readonly reconnect: ReconnectSettings
   readonly pacing: PacingSettings
+  readonly media: IncomingMediaSettings
 }
 
-export const runSessionActor = (handle: SessionActorHandle, { pacing, reconnect }: ActorSettings) =>
+export const runSessionActor = (handle: SessionActorHandle, { media, pacing, reconnect }: ActorSettings) =>
   Effect.gen(function*() {
     const { sessionId, mailbox, state } = handle
     const engine = yield* Engine
@@ -102,7 +104,7 @@ export const runSessionActor = (handle: SessionActorHandle, { pacing, reconnect 
 
     const lookupSent = (engineMessageId: string) =>
       Effect.map(messages.findByEngineId(sessionId, engineMessageId), Option.flatMap((row) =>
-        row.fromMe && row.text !== null ? Option.some({ chatId: row.chatId, text: row.text }) : Option.none()
+        row.fromMe && row.type === "text" && row.text !== null ? Option.some({ chatId: row.chatId, text: row.text }) : Option.none()
       ))
 
     const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
@@ -132,6 +134,8 @@ export const runSessionActor = (handle: SessionActorHandle, { pacing, reconnect 
     const onEvent = (conn: EngineConnection, readySince: Ref.Ref<Option.Option<number>>) => (event: EngineEvent) =>
       handleEngineEvent(event, {
         sessionId,
+        media,
+        downloadMedia: conn.downloadMedia,
         setStatus,
         showQr: (qr) =>
           Effect.zipRight(
@@ -215,7 +219,7 @@ export const runSessionActor = (handle: SessionActorHandle, { pacing, reconnect 
           ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
           : Effect.void)
 
-    const outbound = yield* makeOutbound({ sessionId, readyConnection, messages, pacing })
+    const outbound = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore })
     yield* Effect.forkScoped(reportingCrash(outbound.run))
     for (const row of yield* messages.listUnsent(sessionId)) yield* outbound.enqueue(row.id)
 
@@ -250,11 +254,8 @@ export const runSessionActor = (handle: SessionActorHandle, { pacing, reconnect 
         case "Send":
           yield* outbound.enqueue(command.messageId)
           break
-        case "RequestPairingCode":
-          yield* answerWithConnection("qr_ready", command.reply, (conn) => conn.requestPairingCode(command.phoneNumber))
-          break
-        case "MarkRead":
-          yield* answerWithConnection("ready", command.reply, (conn) => conn.markRead(command.chatId, command.engineMessageIds))
+        case "UseConnection":
+          yield* answerWithConnection(command.required, command.reply, command.use)
           break
         case "Restart":
           yield* Fiber.interrupt(link)
@@ -306,9 +307,7 @@ const refuseRemaining = (mailbox: Mailbox.Mailbox<ActorCommand>) =>
         case "Stop":
         case "Logout":
           return Deferred.succeed(command.done, false)
-        case "RequestPairingCode":
-          return Deferred.fail(command.reply, sessionNotRunning)
-        case "MarkRead":
+        case "UseConnection":
           return Deferred.fail(command.reply, sessionNotRunning)
         default:
           return Effect.void

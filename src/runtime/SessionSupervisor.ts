@@ -18,7 +18,7 @@ import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { type Conflict, type EngineFailure, EngineTimeout } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { runningStatuses, type SessionStatus } from "../services/Session.js"
-import { Engine } from "./Engine.js"
+import { Engine, type EngineConnection, type EngineError } from "./Engine.js"
 import { actorRestartSchedule } from "./ReconnectPolicy.js"
 import {
   ActorCommand,
@@ -54,16 +54,15 @@ export interface SessionSupervisorService {
    * the message then waits in the Store and goes out when the session is started.
    */
   readonly send: (sessionId: string, messageId: string) => Effect.Effect<boolean>
-  readonly requestPairingCode: (
+  /**
+   * Runs an engine call on the session's connection once it is in `required` status (else
+   * SESSION_NOT_READY), e.g. a pairing code while `qr_ready`, read receipts while `ready`.
+   */
+  readonly useConnection: <A>(
     sessionId: string,
-    phoneNumber: string
-  ) => Effect.Effect<string, Conflict | EngineFailure | EngineTimeout>
-  /** Sends read receipts for messages received in a chat. */
-  readonly markRead: (
-    sessionId: string,
-    chatId: string,
-    engineMessageIds: ReadonlyArray<string>
-  ) => Effect.Effect<void, Conflict | EngineFailure | EngineTimeout>
+    required: SessionStatus,
+    use: (connection: EngineConnection) => Effect.Effect<A, EngineError>
+  ) => Effect.Effect<A, Conflict | EngineFailure | EngineTimeout>
   /** The live state of a running session. */
   readonly state: (sessionId: string) => Effect.Effect<Option.Option<ActorState>>
   /** The live state of a running session and its changes; empty when it is not running. */
@@ -230,12 +229,14 @@ const make = (settings: ActorSettings) =>
           Option.isSome(handle)
             ? handle.value.mailbox.offer(ActorCommand.Send({ messageId }))
             : Effect.succeed(false)),
-      requestPairingCode: (sessionId, phoneNumber) =>
-        ask(sessionId, (reply: Deferred.Deferred<string, Conflict | EngineFailure>) =>
-          ActorCommand.RequestPairingCode({ phoneNumber, reply })),
-      markRead: (sessionId, chatId, engineMessageIds) =>
-        ask(sessionId, (reply: Deferred.Deferred<void, Conflict | EngineFailure>) =>
-          ActorCommand.MarkRead({ chatId, engineMessageIds, reply })),
+      useConnection: <A>(
+        sessionId: string,
+        required: SessionStatus,
+        use: (connection: EngineConnection) => Effect.Effect<A, EngineError>
+      ) =>
+        // The mailbox is not generic: the answer travels as `unknown` and is what `use` gave.
+        ask(sessionId, (reply: Deferred.Deferred<unknown, Conflict | EngineFailure>) =>
+          ActorCommand.UseConnection({ required, use, reply })) as Effect.Effect<A, Conflict | EngineFailure | EngineTimeout>,
       state: (sessionId) =>
         Effect.flatMap(handleOf(sessionId), Option.match({
           onNone: () => Effect.succeedNone,

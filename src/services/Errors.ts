@@ -31,6 +31,9 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields)
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", fields) {
   static readonly status = 413
 }
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields) {
+  static readonly status = 415
+}
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", fields) {
   static readonly status = 429
 }
@@ -57,6 +60,7 @@ export type ApiError =
   | NotFound
   | Conflict
   | PayloadTooLarge
+  | UnsupportedMediaType
   | RateLimited
   | InternalError
   | NotSupported
@@ -71,6 +75,7 @@ const reasonPhrases: Record<number, string> = {
   404: "Not Found",
   409: "Conflict",
   413: "Payload Too Large",
+  415: "Unsupported Media Type",
   429: "Too Many Requests",
   500: "Internal Server Error",
   501: "Not Implemented",

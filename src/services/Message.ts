@@ -21,9 +21,24 @@ export const isStatusAdvance = (from: MessageStatus, to: MessageStatus) =>
 export const MessageType = Schema.Literal("text", "image", "video", "audio", "document", "reaction", "unknown")
 export type MessageType = typeof MessageType.Type
 
+/** The media kinds WhatsApp carries; each has its own send endpoint. */
+export const MediaKind = Schema.Literal("image", "video", "audio", "document")
+export type MediaKind = typeof MediaKind.Type
+
 export const StatusChange = Schema.Struct({ status: MessageStatus, at: Schema.String })
 
 export const MessageError = Schema.Struct({ code: Schema.String, message: Schema.String })
+
+export const MessageMedia = Schema.Struct({
+  mimetype: Schema.String,
+  filename: Schema.NullOr(Schema.String),
+  size: Schema.NullOr(Schema.Number).annotations({ description: "bytes; null when an incoming message did not say and it was not stored" }),
+  ptt: Schema.Boolean.annotations({ description: "an audio sent or received as a voice note" })
+})
+export type MessageMedia = typeof MessageMedia.Type
+
+export const Reaction = Schema.Struct({ emoji: Schema.String, from: Schema.String, at: Schema.String })
+export type Reaction = typeof Reaction.Type
 
 export class Message extends Schema.Class<Message>("Message")({
   id: MessageId,
@@ -35,14 +50,14 @@ export class Message extends Schema.Class<Message>("Message")({
   type: MessageType,
   text: Schema.NullOr(Schema.String),
   caption: Schema.NullOr(Schema.String),
-  media: Schema.NullOr(Schema.Struct({ mimetype: Schema.String, filename: Schema.NullOr(Schema.String), size: Schema.Number })),
+  media: Schema.NullOr(MessageMedia),
   status: MessageStatus,
   ack: Schema.Number,
   error: Schema.NullOr(MessageError),
   timestamp: Schema.String,
   quotedMessageId: Schema.NullOr(Schema.String),
   batchId: Schema.NullOr(Schema.String),
-  reactions: Schema.Array(Schema.Struct({ emoji: Schema.String, from: Schema.String, at: Schema.String })),
+  reactions: Schema.Array(Reaction),
   statusHistory: Schema.Array(StatusChange)
 }) {}
 
@@ -56,6 +71,59 @@ export const SendTextRequest = Schema.Struct({
   mentions: Schema.optional(Schema.Array(ChatIdFromInput))
 })
 export type SendTextRequest = typeof SendTextRequest.Type
+
+/**
+ * Where the bytes of a media send come from: a URL the gateway fetches, or the bytes
+ * themselves (base64 in JSON, or a multipart file). `mimetype`/`filename` are what the caller
+ * declares; the type is sniffed from the bytes and checked against the endpoint all the same.
+ */
+export type MediaSource =
+  | { readonly url: string }
+  | { readonly data: Uint8Array; readonly mimetype?: string | undefined; readonly filename?: string | undefined }
+
+/** A media send, decoded from JSON or multipart by the HTTP layer (or built by an embedding app). */
+export interface SendMediaInput {
+  readonly chatId: string
+  readonly kind: MediaKind
+  readonly source: MediaSource
+  readonly caption?: string | undefined
+  /** The name the recipient sees (documents); defaults to the uploaded file's name. */
+  readonly filename?: string | undefined
+  /** Audio only: send as a voice note. */
+  readonly ptt?: boolean | undefined
+  readonly quotedMessageId?: string | undefined
+  readonly mentions?: ReadonlyArray<string> | undefined
+}
+
+/** Media as accepted: the bytes, and what they were found to be. */
+export interface AcceptedMedia {
+  readonly data: Uint8Array
+  readonly mimetype: string
+  readonly filename: string | null
+}
+
+const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" })
+const emojiLike = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20E3/u
+
+/** One emoji (a single grapheme, however many code points: skin tones, ZWJ families, flags). */
+const isSingleEmoji = (text: string) => {
+  const [first, second] = graphemes.segment(text)
+  return first !== undefined && second === undefined && emojiLike.test(text)
+}
+
+export const ReactRequest = Schema.Struct({
+  chatId: ChatIdFromInput,
+  messageId: Schema.String,
+  emoji: Schema.String.pipe(
+    Schema.maxLength(64),
+    Schema.filter((text) => text === "" || isSingleEmoji(text), {
+      message: () => "emoji must be a single emoji, or \"\" to take the reaction back"
+    })
+  )
+})
+export type ReactRequest = typeof ReactRequest.Type
+
+export const ReactResult = Schema.Struct({ messageId: Schema.String, chatId: Schema.String, emoji: Schema.String })
 
 export const SendResult = Schema.Struct({
   messageId: MessageId,

@@ -1,20 +1,35 @@
 import { Context, Effect, Layer, Option } from "effect"
+import { mediaKey, MediaStore } from "../layers/media/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../layers/store/BatchRepo.js"
-import type { MessageRow } from "../layers/store/messageRecords.js"
+import type { MediaRecord, MessageRow } from "../layers/store/messageRecords.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { Conflict, type EngineFailure, type EngineTimeout, messageNotFound, NotFound } from "./Errors.js"
+import {
+  Conflict,
+  type EngineFailure,
+  type EngineTimeout,
+  messageNotFound,
+  NotFound,
+  type PayloadTooLarge,
+  ServiceUnavailable,
+  type UnsupportedMediaType,
+  type ValidationFailed
+} from "./Errors.js"
 import { Events, makeEvent } from "./Events.js"
 import { uuidv7 } from "./Ids.js"
+import { MediaIntake } from "./MediaIntake.js"
 import type {
   Batch,
   MarkReadRequest,
   Message,
   MessageFilter,
   MessageStatus,
+  MessageType,
+  ReactRequest,
   SendBulkRequest,
+  SendMediaInput,
   SendResult,
   SendTextRequest
 } from "./Message.js"
@@ -24,6 +39,24 @@ import { acceptsSends } from "./Session.js"
 export interface MessagingService {
   /** Stores the message as `pending` and queues it with the session. 2xx means it is stored. */
   readonly sendText: (sessionId: string, request: SendTextRequest) => Effect.Effect<SendResult, NotFound | Conflict>
+  /**
+   * Takes in the media (fetched, size-capped, its type told from the bytes), keeps it in the
+   * media store, then stores and queues the message like a text.
+   */
+  readonly sendMedia: (sessionId: string, input: SendMediaInput) => Effect.Effect<
+    SendResult,
+    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable
+  >
+  /** The bytes of a message's media, sent or received, with what they are. */
+  readonly getMedia: (sessionId: string, messageId: string) => Effect.Effect<
+    { readonly data: Uint8Array; readonly mimetype: string; readonly filename: string | null },
+    NotFound | ServiceUnavailable
+  >
+  /** Sets this session's reaction on a message of the chat; `emoji` "" takes it back. */
+  readonly react: (sessionId: string, request: ReactRequest) => Effect.Effect<
+    { readonly messageId: string; readonly chatId: string; readonly emoji: string },
+    NotFound | Conflict | EngineFailure | EngineTimeout
+  >
   /**
    * Sends read receipts for received messages of a chat (the given ones, or every unread one)
    * and marks them `read`.
@@ -52,6 +85,14 @@ const make = Effect.gen(function*() {
   const engine = yield* Engine
   const batches = yield* BatchRepo
   const events = yield* Events
+  const intake = yield* MediaIntake
+  const mediaStore = yield* MediaStore
+
+  const mediaUnavailable = (error: { readonly message: string }) =>
+    Effect.zipRight(
+      Effect.logError("media store failed", error.message),
+      Effect.fail(new ServiceUnavailable({ code: "MEDIA_STORE_UNAVAILABLE", message: "the media store cannot be reached; try again" }))
+    )
 
   /** The session, if it accepts sends now (ready, or disconnected: they wait for the reconnect). */
   const sendingSession = (sessionId: string) =>
@@ -66,7 +107,12 @@ const make = Effect.gen(function*() {
         ))
 
   /** A message as accepted: `pending`, with the network id it will keep through any resend. */
-  const outboundRow = (session: SessionRow, request: SendTextRequest, batchId: string | null): MessageRow => {
+  const outboundRow = (
+    session: SessionRow,
+    request: OutboundAddressing,
+    content: OutboundContentFields,
+    batchId: string | null
+  ): MessageRow => {
     const now = new Date().toISOString()
     return {
       id: uuidv7(),
@@ -75,9 +121,7 @@ const make = Effect.gen(function*() {
       from: session.phone === null ? "" : `${session.phone}@c.us`,
       to: request.chatId,
       fromMe: true,
-      type: "text",
-      text: request.text,
-      caption: null,
+      ...content,
       status: "pending",
       ack: 0,
       error: null,
@@ -109,21 +153,78 @@ const make = Effect.gen(function*() {
       }))
     )
 
+  /** Stored as `pending`, then handed to the session's outbound lane. */
+  const accept = (row: MessageRow) =>
+    Effect.gen(function*() {
+      yield* messages.insert(row)
+      yield* supervisor.send(row.sessionId, row.id)
+      return { messageId: row.id as SendResult["messageId"], chatId: row.chatId, status: "pending" as const, timestamp: row.createdAt }
+    })
+
   const service: MessagingService = {
     sendText: (sessionId, request) =>
       Effect.gen(function*() {
         const session = yield* sendingSession(sessionId)
         if (request.quotedMessageId !== undefined) yield* get(sessionId, request.quotedMessageId)
-        const row = outboundRow(session, request, null)
-        yield* messages.insert(row)
-        yield* supervisor.send(sessionId, row.id)
-        return { messageId: row.id as SendResult["messageId"], chatId: request.chatId, status: "pending" as const, timestamp: row.createdAt }
+        const row = outboundRow(session, request, textContent(request.text), null)
+        return yield* accept(row)
+      }),
+    sendMedia: (sessionId, input) =>
+      Effect.gen(function*() {
+        const session = yield* sendingSession(sessionId)
+        if (input.quotedMessageId !== undefined) yield* get(sessionId, input.quotedMessageId)
+        const media = yield* intake.accept(input.kind, input.source)
+        const row = outboundRow(session, input, {
+          type: input.kind,
+          text: null,
+          caption: input.caption ?? null,
+          media: {
+            mimetype: media.mimetype,
+            filename: input.filename ?? media.filename,
+            size: media.data.length,
+            ptt: input.kind === "audio" && input.ptt === true,
+            stored: true
+          }
+        }, null)
+        // The bytes first: a message in the Store always finds its media.
+        yield* mediaStore.put(mediaKey(sessionId, row.id), media.data).pipe(Effect.catchAll(mediaUnavailable))
+        return yield* accept(row)
+      }),
+    getMedia: (sessionId, messageId) =>
+      Effect.gen(function*() {
+        yield* sessions.get(sessionId)
+        const row = Option.filter(yield* messages.findRow(messageId), (row) => row.sessionId === sessionId)
+        if (Option.isNone(row)) return yield* messageNotFound(messageId)
+        const media = row.value.media
+        if (media === null || !media.stored) return yield* mediaNotFound(messageId, media)
+        const data = yield* mediaStore.read(mediaKey(sessionId, messageId)).pipe(Effect.catchAll(mediaUnavailable))
+        if (Option.isNone(data)) return yield* mediaNotFound(messageId, media)
+        return { data: data.value, mimetype: media.mimetype, filename: media.filename }
+      }),
+    react: (sessionId, { chatId, emoji, messageId }) =>
+      Effect.gen(function*() {
+        const session = yield* sessions.get(sessionId)
+        const target = Option.filter(
+          yield* messages.findRow(messageId),
+          (row) => row.sessionId === sessionId && row.chatId === chatId && row.engineMessageId !== null
+        )
+        if (Option.isNone(target)) {
+          return yield* new NotFound({ code: "MESSAGE_NOT_FOUND", message: `Message ${messageId} does not exist in chat ${chatId}` })
+        }
+        const { engineMessageId, from, fromMe } = target.value
+        yield* supervisor.useConnection(sessionId, "ready", (connection) =>
+          connection.react({ chatId, emoji, target: { engineMessageId: engineMessageId!, fromMe, from } }))
+        const me = session.phone === null ? "" : `${session.phone}@c.us`
+        if (yield* messages.setReaction(messageId, me, emoji, new Date().toISOString())) {
+          yield* events.publish(makeEvent("message.reaction", sessionId, { messageId, chatId, emoji, from: me }))
+        }
+        return { messageId, chatId, emoji }
       }),
     sendBulk: (sessionId, request) =>
       Effect.gen(function*() {
         const session = yield* sendingSession(sessionId)
         const batchId = uuidv7()
-        const rows = request.messages.map((item) => outboundRow(session, item, batchId))
+        const rows = request.messages.map((item) => outboundRow(session, item, textContent(item.text), batchId))
         yield* batches.insert({ id: batchId, sessionId, createdAt: rows[0]!.createdAt }, rows)
         yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id), { discard: true })
         return { batchId, total: rows.length }
@@ -146,7 +247,8 @@ const make = Effect.gen(function*() {
           Option.isSome(row) && row.value.engineMessageId !== null ? [row.value] : []
         )
         if (rows.length === 0) return { chatId, read: 0 }
-        yield* supervisor.markRead(sessionId, chatId, rows.map((row) => row.engineMessageId!))
+        const engineMessageIds = rows.map((row) => row.engineMessageId!)
+        yield* supervisor.useConnection(sessionId, "ready", (connection) => connection.markRead(chatId, engineMessageIds))
         const at = new Date().toISOString()
         yield* Effect.forEach(rows, (row) => messages.updateStatus(row.id, "read", at), { discard: true })
         return { chatId, read: rows.length }
@@ -156,6 +258,30 @@ const make = Effect.gen(function*() {
   }
   return service
 })
+
+/** Who a send goes to, and what it quotes or mentions: the same for every kind of message. */
+interface OutboundAddressing {
+  readonly chatId: string
+  readonly quotedMessageId?: string | undefined
+  readonly mentions?: ReadonlyArray<string> | undefined
+}
+
+interface OutboundContentFields {
+  readonly type: MessageType
+  readonly text: string | null
+  readonly caption: string | null
+  readonly media: MediaRecord | null
+}
+
+const textContent = (text: string): OutboundContentFields => ({ type: "text", text, caption: null, media: null })
+
+const mediaNotFound = (messageId: string, media: MediaRecord | null) =>
+  new NotFound({
+    code: "MEDIA_NOT_FOUND",
+    message: media === null
+      ? `Message ${messageId} has no media`
+      : `The media of message ${messageId} was not kept (INCOMING_MEDIA=skip, or its download failed)`
+  })
 
 const wentOut: ReadonlySet<MessageStatus> = new Set(["sent", "delivered", "read", "played"])
 

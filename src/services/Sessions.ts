@@ -146,7 +146,7 @@ const make = Effect.gen(function*() {
     pairingCode: (sessionId, phoneNumber) =>
       Effect.zipRight(
         find(sessionId),
-        Effect.map(supervisor.requestPairingCode(sessionId, phoneNumber.replace(/^\+/, "")), (code) => ({ code }))
+        Effect.map(supervisor.useConnection(sessionId, "qr_ready", (connection) => connection.requestPairingCode(phoneNumber.replace(/^\+/, ""))), (code) => ({ code }))
       ),
     me: (sessionId) =>
       Effect.flatMap(find(sessionId), (row) =>

@@ -2,7 +2,7 @@ import { Chunk, Clock, Context, type Duration, Effect, Layer, Ref, Stream, TestC
 import { SwitchboardCore } from "../../src/layers/App.js"
 import { SqlSandboxLedger } from "../../src/layers/store/SqlSandboxLedger.js"
 import type { Settings } from "../../src/layers/Config.js"
-import { type ConnectOptions, Engine, type SendTextCommand } from "../../src/runtime/Engine.js"
+import { type ConnectOptions, Engine, type SendCommand } from "../../src/runtime/Engine.js"
 import { SandboxEngineLive } from "../../src/runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../../src/runtime/engines/sandbox/SandboxNetwork.js"
 import { SessionSupervisor } from "../../src/runtime/SessionSupervisor.js"
@@ -19,7 +19,7 @@ export type ConnectHook = (options: ConnectOptions) => Effect.Effect<void>
  * The sandbox engine, with a hook in front of `connect` (to record attempts or inject
  * crashes) and a record of every send command handed to a connection.
  */
-const hookedSandbox = (settings: Settings, hook: ConnectHook, sent: Ref.Ref<ReadonlyArray<SendTextCommand>>) =>
+const hookedSandbox = (settings: Settings, hook: ConnectHook, sent: Ref.Ref<ReadonlyArray<SendCommand>>) =>
   Layer.effect(
     Engine,
     Effect.map(Engine, (inner) => ({
@@ -27,8 +27,8 @@ const hookedSandbox = (settings: Settings, hook: ConnectHook, sent: Ref.Ref<Read
       connect: (options: ConnectOptions) =>
         Effect.zipRight(hook(options), inner.connect(options)).pipe(Effect.map((connection) => ({
           ...connection,
-          sendText: (command: SendTextCommand) =>
-            Effect.zipRight(Ref.update(sent, (list) => [...list, command]), connection.sendText(command))
+          send: (command: SendCommand) =>
+            Effect.zipRight(Ref.update(sent, (list) => [...list, command]), connection.send(command))
         })))
     }))
   ).pipe(
@@ -51,7 +51,7 @@ export const startCore = (overrides: Partial<Settings> = {}, hook: ConnectHook =
           Ref.update(attempts, (list) => [...list, { sessionId: options.sessionId, at, proxyUrl: options.proxyUrl._tag === "Some" ? options.proxyUrl.value : null }])),
         hook(options)
       )
-    const sent = yield* Ref.make<ReadonlyArray<SendTextCommand>>([])
+    const sent = yield* Ref.make<ReadonlyArray<SendCommand>>([])
     const context = yield* Layer.build(SwitchboardCore(settings, hookedSandbox(settings, recording, sent))).pipe(Effect.orDie)
     const events = Context.get(context, Events)
     const seen = yield* Ref.make(Chunk.empty<DomainEvent>())

@@ -1,15 +1,40 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { DateTime, Effect } from "effect"
+import { AppSettings } from "../../layers/Config.js"
+import type { MediaKind } from "../../services/Message.js"
 import { Messaging } from "../../services/Messaging.js"
 import { toListBody } from "../../services/Pagination.js"
 import { SwitchboardApi } from "../Api.js"
+import { readMediaRequest } from "../mediaRequest.js"
 import { pageRequest } from "../Pagination.js"
+
+/** `inline` with the name, ASCII-safe and UTF-8 both (RFC 6266). */
+const contentDisposition = (filename: string) =>
+  `inline; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(filename)}`
 
 export const MessagesHandlers = HttpApiBuilder.group(SwitchboardApi, "messages", (handlers) =>
   Effect.gen(function*() {
     const messaging = yield* Messaging
+    const { media } = yield* AppSettings
+    const sendMedia = (kind: MediaKind) => ({ path, request }: { path: { sessionId: string }; request: HttpServerRequest.HttpServerRequest }) =>
+      readMediaRequest(request, kind, media.maxBytes).pipe(
+        Effect.flatMap((input) => messaging.sendMedia(path.sessionId, input)),
+        Effect.map((sent) => HttpServerResponse.unsafeJson(sent, { status: 201 })),
+        Effect.scoped
+      )
     return handlers
       .handle("sendText", ({ path, payload }) => messaging.sendText(path.sessionId, payload))
+      .handleRaw("sendImage", sendMedia("image"))
+      .handleRaw("sendVideo", sendMedia("video"))
+      .handleRaw("sendAudio", sendMedia("audio"))
+      .handleRaw("sendDocument", sendMedia("document"))
+      .handle("react", ({ path, payload }) => messaging.react(path.sessionId, payload))
+      .handleRaw("getMedia", ({ path }) =>
+        Effect.map(messaging.getMedia(path.sessionId, path.messageId), ({ data, filename, mimetype }) =>
+          HttpServerResponse.uint8Array(data, {
+            contentType: mimetype,
+            headers: filename === null ? {} : { "content-disposition": contentDisposition(filename) }
+          })))
       .handle("sendBulk", ({ path, payload }) => messaging.sendBulk(path.sessionId, payload))
       .handle("getBatch", ({ path }) => messaging.getBatch(path.sessionId, path.batchId))
       .handle("cancelBatch", ({ path }) => messaging.cancelBatch(path.sessionId, path.batchId))

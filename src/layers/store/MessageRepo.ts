@@ -11,6 +11,7 @@ import {
   type MessageError,
   type MessageRecord,
   type MessageRow,
+  type ReactionRecord,
   toMessage,
   toRecord
 } from "./messageRecords.js"
@@ -36,15 +37,20 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
     const appendHistory = (messageId: string, status: MessageStatus, at: string) =>
       sql`INSERT INTO message_status_history ${sql.insert({ message_id: messageId, status, at })}`
 
-    /** The API form of exactly these messages (with their status histories), in any order. */
+    /** The API form of exactly these messages (with their histories and reactions), in any order. */
     const loadMessages = (sessionId: string, ids: ReadonlyArray<string>): Effect.Effect<Array<Message>, SqlError> =>
       Effect.gen(function*() {
         const records = yield* sql<MessageRecord>`SELECT * FROM messages
           WHERE session_id = ${sessionId} AND id IN ${sql.in(ids)}`
         const history = yield* sql<HistoryRecord>`SELECT message_id, status, at FROM message_status_history
           WHERE message_id IN ${sql.in(ids)}`
+        const reactions = yield* sql<ReactionRecord>`SELECT message_id, from_id, emoji, at FROM message_reactions
+          WHERE message_id IN ${sql.in(ids)}`
         const historyOf = Arr.groupBy(history, (entry) => entry.message_id)
-        return records.map((record) => toMessage(fromRecord(record), historyOf[record.id] ?? []))
+        const reactionsOf = Arr.groupBy(reactions, (reaction) => reaction.message_id)
+        return records.map((record) =>
+          toMessage(fromRecord(record), historyOf[record.id] ?? [], reactionsOf[record.id] ?? [])
+        )
       })
 
     const insert = Effect.fn("MessageRepo.insert")(
@@ -162,8 +168,30 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
       Effect.orDie
     )
 
+    /**
+     * Sets `from`'s reaction on a message, replacing theirs if any; `emoji` "" takes it back.
+     * False when nothing changed (the same reaction again, or taking back one never set).
+     */
+    const setReaction = Effect.fn("MessageRepo.setReaction")(
+      function*(messageId: string, from: string, emoji: string, at: string) {
+        if (emoji === "") {
+          const removed = yield* sql<{ readonly message_id: string }>`DELETE FROM message_reactions
+            WHERE message_id = ${messageId} AND from_id = ${from} RETURNING message_id`
+          return removed.length > 0
+        }
+        const changed = yield* sql<{ readonly message_id: string }>`INSERT INTO message_reactions
+          ${sql.insert({ message_id: messageId, from_id: from, emoji, at })}
+          ON CONFLICT (message_id, from_id) DO UPDATE SET emoji = excluded.emoji, at = excluded.at
+          WHERE message_reactions.emoji <> excluded.emoji
+          RETURNING message_id`
+        return changed.length > 0
+      },
+      Effect.orDie
+    )
+
     return {
       insert,
+      setReaction,
       reviseUnreadable,
       findById,
       findRow,

@@ -2,6 +2,7 @@ import { Migrator } from "@effect/sql"
 import initial from "./migrations/0001_initial.js"
 import sandboxLedger from "./migrations/0002_sandbox_ledger.js"
 import batches from "./migrations/0003_batches.js"
+import mediaAndReactions from "./migrations/0004_media_and_reactions.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
@@ -10,7 +11,8 @@ import batches from "./migrations/0003_batches.js"
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
   "0002_sandbox_ledger": sandboxLedger,
-  "0003_batches": batches
+  "0003_batches": batches,
+  "0004_media_and_reactions": mediaAndReactions
 })
 
 /**

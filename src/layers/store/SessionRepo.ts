@@ -177,6 +177,8 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
       function*(id: string) {
         yield* sql`DELETE FROM message_status_history
           WHERE message_id IN (SELECT id FROM messages WHERE session_id = ${id})`
+        yield* sql`DELETE FROM message_reactions
+          WHERE message_id IN (SELECT id FROM messages WHERE session_id = ${id})`
         yield* sql`DELETE FROM messages WHERE session_id = ${id}`
         yield* sql`DELETE FROM engine_auth WHERE session_id = ${id}`
         yield* sql`DELETE FROM batches WHERE session_id = ${id}`

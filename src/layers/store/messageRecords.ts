@@ -1,5 +1,5 @@
 import { MessageId, SessionId } from "../../services/Ids.js"
-import { ackOf, Message, type MessageStatus, type MessageType } from "../../services/Message.js"
+import { ackOf, Message, type MessageMedia, type MessageStatus, type MessageType, type Reaction } from "../../services/Message.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean, toJsonColumn } from "./columns.js"
 
 /**
@@ -12,6 +12,12 @@ export interface MessageError {
   readonly message: string
 }
 
+/** What the Store knows of a message's media; the bytes are in the MediaStore when `stored`. */
+export interface MediaRecord extends MessageMedia {
+  /** False for incoming media not kept (`INCOMING_MEDIA=skip`, or the download failed). */
+  readonly stored: boolean
+}
+
 export interface MessageRow {
   readonly id: string
   readonly sessionId: string
@@ -22,6 +28,7 @@ export interface MessageRow {
   readonly type: MessageType
   readonly text: string | null
   readonly caption: string | null
+  readonly media: MediaRecord | null
   readonly status: MessageStatus
   readonly ack: number
   readonly error: MessageError | null
@@ -45,6 +52,7 @@ export interface MessageRecord {
   readonly type: MessageType
   readonly body: string | null
   readonly caption: string | null
+  readonly media: string | null
   readonly status: MessageStatus
   readonly ack: unknown
   readonly error: string | null
@@ -63,6 +71,13 @@ export interface HistoryRecord {
   readonly at: string
 }
 
+export interface ReactionRecord {
+  readonly message_id: string
+  readonly from_id: string
+  readonly emoji: string
+  readonly at: string
+}
+
 export const fromRecord = (record: MessageRecord): MessageRow => ({
   id: record.id,
   sessionId: record.session_id,
@@ -73,6 +88,7 @@ export const fromRecord = (record: MessageRecord): MessageRow => ({
   type: record.type,
   text: record.body,
   caption: record.caption,
+  media: fromJsonColumn<MediaRecord>(record.media),
   status: record.status,
   ack: Number(record.ack),
   error: fromJsonColumn<MessageError>(record.error),
@@ -95,6 +111,7 @@ export const toRecord = (row: MessageRow): MessageRecord => ({
   type: row.type,
   body: row.text,
   caption: row.caption,
+  media: toJsonColumn(row.media),
   status: row.status,
   ack: row.ack,
   error: toJsonColumn(row.error),
@@ -116,7 +133,15 @@ const lifecycleRank: Record<MessageStatus, number> = { ...ackOf, failed: Number.
 const byTimeThenLifecycle = (a: HistoryRecord, b: HistoryRecord) =>
   a.at < b.at ? -1 : a.at > b.at ? 1 : lifecycleRank[a.status] - lifecycleRank[b.status]
 
-export const toMessage = (row: MessageRow, history: ReadonlyArray<HistoryRecord>) =>
+/** Reactions in the order they were set; ties (same millisecond) by who set them. */
+const byTimeThenFrom = (a: ReactionRecord, b: ReactionRecord) =>
+  a.at < b.at ? -1 : a.at > b.at ? 1 : a.from_id < b.from_id ? -1 : a.from_id > b.from_id ? 1 : 0
+
+export const toMessage = (
+  row: MessageRow,
+  history: ReadonlyArray<HistoryRecord>,
+  reactions: ReadonlyArray<ReactionRecord> = []
+) =>
   new Message({
     id: MessageId.make(row.id),
     sessionId: SessionId.make(row.sessionId),
@@ -127,13 +152,15 @@ export const toMessage = (row: MessageRow, history: ReadonlyArray<HistoryRecord>
     type: row.type,
     text: row.text,
     caption: row.caption,
-    media: null,
+    media: row.media === null
+      ? null
+      : { mimetype: row.media.mimetype, filename: row.media.filename, size: row.media.size, ptt: row.media.ptt },
     status: row.status,
     ack: row.ack,
     error: row.error,
     timestamp: row.timestamp,
     quotedMessageId: row.quotedMessageId,
     batchId: row.batchId,
-    reactions: [],
+    reactions: [...reactions].sort(byTimeThenFrom).map((r): Reaction => ({ emoji: r.emoji, from: r.from_id, at: r.at })),
     statusHistory: [...history].sort(byTimeThenLifecycle).map(({ at, status }) => ({ status, at }))
   })

@@ -1,4 +1,5 @@
 import {
+  type AnyMessageContent,
   type BaileysEventMap,
   type BinaryNode,
   Browsers,
@@ -15,7 +16,9 @@ import {
   type EngineConnection,
   EngineError,
   EngineEvent,
-  type SendTextCommand
+  type OutboundContent,
+  type ReactCommand,
+  type SendCommand
 } from "../../Engine.js"
 import { phoneNumberPattern } from "../../../services/Ids.js"
 import { makeStoreAuthState } from "./authState.js"
@@ -184,7 +187,10 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
 
     return {
       events: Stream.fromQueue(events).pipe(Stream.takeUntil((event) => event._tag === "Closed")),
-      sendText: (command) => sendText(sock, options, command),
+      send: (command) => send(sock, options, command),
+      react: (command) => react(sock, command),
+      downloadMedia: () =>
+        Effect.fail(new EngineError({ code: "NOT_SUPPORTED", message: "baileys: incoming media is not handled yet", transient: false })),
       requestPairingCode: (phoneNumber) => requestPairingCode(sock, phoneNumber),
       markRead: (chatId, ids) =>
         Effect.tryPromise({
@@ -214,11 +220,30 @@ const acquireProxyAgents = (proxyUrl: Option.Option<string>) =>
       )
   })
 
+/** The gateway's content in Baileys' terms (media goes as a Buffer: Baileys encrypts and uploads it). */
+const contentOf = (content: OutboundContent, mentions: ReadonlyArray<string> | undefined): AnyMessageContent => {
+  const mentioned = mentions === undefined || mentions.length === 0 ? {} : { mentions: [...mentions] }
+  if (content.type === "text") return { text: content.text, ...mentioned }
+  const { caption, data, filename, kind, mimetype, ptt } = content.media
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  const captioned = caption === null ? {} : { caption, ...mentioned }
+  switch (kind) {
+    case "image":
+      return { image: bytes, mimetype, ...captioned }
+    case "video":
+      return { video: bytes, mimetype, ...captioned }
+    case "audio":
+      return { audio: bytes, mimetype, ptt }
+    case "document":
+      return { document: bytes, mimetype, fileName: filename ?? "file", ...captioned }
+  }
+}
+
 /**
  * Sends with the id the gateway chose, so a resend after a crash is the same message.
  * A quote needs the quoted content; the Store knows it for messages this session sent.
  */
-const sendText = (sock: WASocket, options: ConnectOptions, command: SendTextCommand) =>
+const send = (sock: WASocket, options: ConnectOptions, command: SendCommand) =>
   Effect.gen(function*() {
     const jid = toWireJid(command.chatId)
     const quoted = command.quotedEngineMessageId === undefined
@@ -229,7 +254,7 @@ const sendText = (sock: WASocket, options: ConnectOptions, command: SendTextComm
       try: () =>
         sock.sendMessage(
           jid,
-          { text: command.text, ...(mentions === undefined || mentions.length === 0 ? {} : { mentions }) },
+          contentOf(command.content, mentions),
           { messageId: command.engineMessageId, ...(quoted === undefined ? {} : { quoted }) }
         ),
       catch: (error) => engineErrorOf("SEND", error)
@@ -250,6 +275,19 @@ const quotedMessage = (options: ConnectOptions, engineMessageId: string) =>
       message: { conversation: stored.text }
     })
   }))
+
+/** A reaction names its message by key: who wrote it (in groups, the participant) and its id. */
+const react = (sock: WASocket, { chatId, emoji, target }: ReactCommand) =>
+  Effect.tryPromise({
+    try: () => {
+      const jid = toWireJid(chatId)
+      const participant = jid.endsWith("@g.us") && !target.fromMe ? { participant: toWireJid(target.from) } : {}
+      return sock.sendMessage(jid, {
+        react: { text: emoji, key: { remoteJid: jid, fromMe: target.fromMe, id: target.engineMessageId, ...participant } }
+      })
+    },
+    catch: (error) => engineErrorOf("REACT", error)
+  }).pipe(Effect.asVoid)
 
 const requestPairingCode = (sock: WASocket, phoneNumber: string) =>
   Effect.gen(function*() {

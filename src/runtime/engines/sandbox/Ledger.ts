@@ -11,8 +11,11 @@ export interface SentMessage {
   readonly status: MessageStatus
 }
 
-/** Events the network holds for a session until its consumer took them: messages for it, receipts owed to it. */
-export type HeldEvent = Extract<EngineEvent, { readonly _tag: "MessageReceived" | "MessageStatusChanged" }>
+/**
+ * Events the network holds for a session until its consumer took them: messages and reactions
+ * for it, receipts owed to it.
+ */
+export type HeldEvent = Extract<EngineEvent, { readonly _tag: "MessageReceived" | "ReactionReceived" | "MessageStatusChanged" }>
 
 /** One event held for one session. */
 export interface HeldEntry {
@@ -64,23 +67,36 @@ export class SandboxLedger extends Context.Tag("switchboard/SandboxLedger")<Sand
  * A message is held once per recipient; a receipt once per status it reports (a resend may
  * hold the same receipt again after it was taken, which is what the sender should hear).
  */
-export const heldKeyOf = (event: HeldEvent): string =>
-  event._tag === "MessageReceived"
-    ? `msg:${event.message.engineMessageId}`
-    : `status:${event.engineMessageId}:${event.status}`
+export const heldKeyOf = (event: HeldEvent): string => {
+  switch (event._tag) {
+    case "MessageReceived":
+      return `msg:${event.message.engineMessageId}`
+    case "ReactionReceived": {
+      const { emoji, from, targetEngineMessageId, timestamp } = event.reaction
+      return `reaction:${targetEngineMessageId}:${from}:${timestamp.getTime()}:${emoji}`
+    }
+    case "MessageStatusChanged":
+      return `status:${event.engineMessageId}:${event.status}`
+  }
+}
 
 /** JSON forms for a durable ledger (dates as ISO strings). */
 export const encodeHeld = (event: HeldEvent): string => JSON.stringify(event)
 
 export const decodeHeld = (json: string): HeldEvent => {
   const event = JSON.parse(json) as HeldEvent
-  return event._tag === "MessageReceived"
-    ? EngineEvent.MessageReceived({ message: { ...event.message, timestamp: new Date(event.message.timestamp) } })
-    : EngineEvent.MessageStatusChanged({
-      engineMessageId: event.engineMessageId,
-      status: event.status,
-      ...(event.error === undefined ? {} : { error: event.error })
-    })
+  switch (event._tag) {
+    case "MessageReceived":
+      return EngineEvent.MessageReceived({ message: { ...event.message, timestamp: new Date(event.message.timestamp) } })
+    case "ReactionReceived":
+      return EngineEvent.ReactionReceived({ reaction: { ...event.reaction, timestamp: new Date(event.reaction.timestamp) } })
+    case "MessageStatusChanged":
+      return EngineEvent.MessageStatusChanged({
+        engineMessageId: event.engineMessageId,
+        status: event.status,
+        ...(event.error === undefined ? {} : { error: event.error })
+      })
+  }
 }
 
 export const encodeSent = (message: SentMessage): string => JSON.stringify(message)

@@ -68,7 +68,9 @@ const connect = (network: SandboxNetwork["Type"], { sessionId, auth }: ConnectOp
 
     return {
       events: line.events,
-      sendText: line.sendText,
+      send: line.send,
+      react: line.react,
+      downloadMedia: line.downloadMedia,
       requestPairingCode: (phoneNumber) =>
         requestPairingCode(phoneNumber, awaitingLink).pipe(
           // The code is "typed in" later, by a fiber of the connection rather than of the caller.

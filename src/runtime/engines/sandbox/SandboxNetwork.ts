@@ -1,9 +1,18 @@
 import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
 import type { Me } from "../../../services/Session.js"
-import { type CloseReason, EngineError, type EngineEvent, type SendTextCommand } from "../../Engine.js"
+import type { MediaStore } from "../../../layers/media/MediaStore.js"
+import {
+  type CloseReason,
+  EngineError,
+  type EngineEvent,
+  type InboundMedia,
+  type ReactCommand,
+  type SendCommand
+} from "../../Engine.js"
 import { sandboxMeOf } from "./identity.js"
 import { SandboxLedger } from "./Ledger.js"
-import { messagingOf } from "./Messaging.js"
+import { makeMediaServer } from "./MediaServer.js"
+import { messagingOf, type Payload } from "./Messaging.js"
 import { makeSwitchboard } from "./Switchboard.js"
 
 export { sandboxPhoneOf } from "./identity.js"
@@ -46,8 +55,10 @@ export interface SandboxLine {
   /** Emits `Closed` and takes the session offline; `false` when the line was already closed. */
   readonly close: (reason: CloseReason) => Effect.Effect<boolean>
   /** Sending an id again is a resend: nothing is delivered twice. */
-  readonly sendText: (command: SendTextCommand) => Effect.Effect<{ readonly engineMessageId: string; readonly timestamp: Date }, EngineError>
+  readonly send: (command: SendCommand) => Effect.Effect<{ readonly engineMessageId: string; readonly timestamp: Date }, EngineError>
   readonly markRead: (chatId: string, engineMessageIds: ReadonlyArray<string>) => Effect.Effect<void, EngineError>
+  readonly react: (command: ReactCommand) => Effect.Effect<void, EngineError>
+  readonly downloadMedia: (media: InboundMedia) => Effect.Effect<Uint8Array, EngineError>
 }
 
 export interface SandboxNetworkOptions {
@@ -64,8 +75,11 @@ export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<Sa
   /** Drops what the network keeps for a deleted session: held events, its phone, the messages it sent. */
   readonly forget: (sessionId: string) => Effect.Effect<void>
 }>() {
-  /** The network, remembering what it holds in the `SandboxLedger` it is given. */
-  static readonly layer = (options: SandboxNetworkOptions): Layer.Layer<SandboxNetwork, never, SandboxLedger> =>
+  /**
+   * The network, remembering what it holds in the `SandboxLedger` it is given, and keeping the
+   * media it carries in the `MediaStore`.
+   */
+  static readonly layer = (options: SandboxNetworkOptions): Layer.Layer<SandboxNetwork, never, SandboxLedger | MediaStore> =>
     Layer.scoped(SandboxNetwork, make(options))
 }
 
@@ -80,6 +94,7 @@ const make = (options: SandboxNetworkOptions) =>
     const switchboard = yield* makeSwitchboard(Duration.decode(options.ackDelay ?? Duration.zero), yield* SandboxLedger)
     const { serialized } = switchboard
     const messaging = messagingOf(switchboard)
+    const mediaServer = yield* makeMediaServer
     const refusedUntil = yield* Ref.make(HashMap.empty<string, number>())
     const connectionCounts = yield* Ref.make(HashMap.empty<string, number>())
     const nextLineId = yield* Ref.make(0)
@@ -95,6 +110,25 @@ const make = (options: SandboxNetworkOptions) =>
             transient: true
           })
         }
+      })
+
+    const payloadOf = ({ content, engineMessageId }: SendCommand): Effect.Effect<Payload, EngineError> =>
+      content.type === "text"
+        ? Effect.succeed(content)
+        : Effect.map(mediaServer.upload(engineMessageId, content.media), (media) => ({
+          type: "media",
+          kind: content.media.kind,
+          caption: content.media.caption,
+          media
+        }))
+
+    /** A deleted session is forgotten by the network, and its uploads go from the media server. */
+    const forget = (sessionId: string) =>
+      Effect.gen(function*() {
+        const sent = yield* serialized(Ref.get(switchboard.sentMessages))
+        const uploads = Array.from(HashMap.filter(sent, (message) => message.senderSessionId === sessionId).pipe(HashMap.keys))
+        yield* serialized(switchboard.forget(sessionId))
+        yield* mediaServer.remove(uploads)
       })
 
     const attach = (sessionId: string) =>
@@ -131,15 +165,19 @@ const make = (options: SandboxNetworkOptions) =>
           emit: (event) => serialized(switchboard.emitIfLive(line, event)),
           becomeReady: serialized(switchboard.becomeReady(line)),
           close: (reason) => serialized(switchboard.close(line, reason)),
-          sendText: (command) => serialized(messaging.sendText(line, command)),
-          markRead: (chatId, ids) => serialized(messaging.markRead(line, chatId, ids))
+          send: (command) =>
+            // Uploading happens outside the network's lock: big media must not stall everyone else.
+            payloadOf(command).pipe(Effect.flatMap((payload) => serialized(messaging.send(line, command, payload)))),
+          markRead: (chatId, ids) => serialized(messaging.markRead(line, chatId, ids)),
+          react: (command) => serialized(messaging.react(line, command)),
+          downloadMedia: mediaServer.download
         } satisfies SandboxLine
       })
 
     return SandboxNetwork.of({
       pairDelay: Duration.decode(options.pairDelay),
       attach,
-      forget: (sessionId) => serialized(switchboard.forget(sessionId)),
+      forget,
       dropConnection: (sessionId, reason = connectionLost) =>
         serialized(
           switchboard.liveLine(sessionId).pipe(

@@ -244,4 +244,4 @@ const switchboardOf = (state: {
 }
 
 const isHeldEvent = (event: EngineEvent): event is HeldEvent =>
-  event._tag === "MessageReceived" || event._tag === "MessageStatusChanged"
+  event._tag === "MessageReceived" || event._tag === "ReactionReceived" || event._tag === "MessageStatusChanged"

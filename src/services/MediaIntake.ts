@@ -1,0 +1,20 @@
+import { Context, type Effect, Layer } from "effect"
+import type { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "./Errors.js"
+import { makeMediaIntake } from "./media/intake.js"
+import type { AcceptedMedia, MediaKind, MediaSource } from "./Message.js"
+
+/**
+ * Takes in the media of a send, whichever way it came: fetches a URL (time-boxed, size-capped,
+ * private addresses refused unless `MEDIA_ALLOW_PRIVATE`), enforces `MEDIA_MAX_BYTES`, and
+ * tells the type from the bytes, which must fit the endpoint (an "image" must be an image).
+ */
+export interface MediaIntakeService {
+  readonly accept: (
+    kind: MediaKind,
+    source: MediaSource
+  ) => Effect.Effect<AcceptedMedia, ValidationFailed | PayloadTooLarge | UnsupportedMediaType>
+}
+
+export class MediaIntake extends Context.Tag("switchboard/MediaIntake")<MediaIntake, MediaIntakeService>() {
+  static readonly layer = Layer.effect(MediaIntake, makeMediaIntake)
+}
