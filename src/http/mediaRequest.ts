@@ -3,7 +3,7 @@ import { Chunk, Effect, Option, ParseResult, Schema, type Scope, Stream } from "
 import * as fs from "node:fs/promises"
 import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../services/Errors.js"
 import { ChatIdFromInput } from "../services/Ids.js"
-import type { MediaKind, MediaSource, SendMediaInput } from "../services/Message.js"
+import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest } from "../services/Message.js"
 import { describeIssues } from "./ErrorResponses.js"
 
 /**
@@ -13,40 +13,20 @@ import { describeIssues } from "./ErrorResponses.js"
  * may be tens of megabytes, and too much of it must be a 413, not an unreadable request.
  */
 
-const caption = Schema.String.pipe(Schema.maxLength(4096, { message: () => "caption must be at most 4096 characters" }))
-const filename = Schema.String.pipe(Schema.maxLength(255, { message: () => "filename must be at most 255 characters" }))
-
-const fields = {
-  chatId: ChatIdFromInput,
-  caption: Schema.optional(caption),
-  filename: Schema.optional(filename),
-  quotedMessageId: Schema.optional(Schema.String)
-}
-
-export const SendMediaJson = Schema.Struct({
-  ...fields,
-  media: Schema.Union(
-    Schema.Struct({ url: Schema.String }),
-    Schema.Struct({
-      data: Schema.String.annotations({ description: "the file, base64-encoded" }),
-      mimetype: Schema.optional(Schema.String),
-      filename: Schema.optional(filename)
-    })
-  ),
-  ptt: Schema.optional(Schema.Boolean.annotations({ description: "send-audio: a voice note" })),
-  mentions: Schema.optional(Schema.Array(ChatIdFromInput))
-}).annotations({ identifier: "SendMediaJson" })
-
+/** The multipart form: a `file` part, and the other fields as text. */
 const MediaForm = Schema.Struct({
-  ...fields,
+  chatId: ChatIdFromInput,
   file: Multipart.SingleFileSchema,
+  caption: SendMediaRequest.fields.caption,
+  filename: SendMediaRequest.fields.filename,
+  quotedMessageId: SendMediaRequest.fields.quotedMessageId,
   ptt: Schema.optional(Schema.Literal("true", "false"))
 })
 
 export const SendMediaForm = HttpApiSchema.Multipart(MediaForm)
 
 /** What the contract documents for every media endpoint: either body. */
-export const SendMediaPayload = Schema.Union(SendMediaJson, SendMediaForm)
+export const SendMediaPayload = Schema.Union(SendMediaRequest, SendMediaForm)
 
 /** base64 is 4/3 of the bytes; the JSON around it gets a generous megabyte. */
 const jsonBodyLimit = (maxBytes: number) => Math.ceil(maxBytes / 3) * 4 + 1024 * 1024
@@ -84,28 +64,33 @@ const fromJson = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind,
   Effect.gen(function*() {
     const body = yield* readBody(request, jsonBodyLimit(maxBytes), tooLarge(maxBytes))
     const parsed = yield* Effect.try({ try: () => JSON.parse(body.toString("utf8")) as unknown, catch: () => invalid("the body is not valid JSON") })
-    const payload = yield* decodeOrRefuse(SendMediaJson, parsed)
-    let source: MediaSource
-    if ("url" in payload.media) {
-      source = { url: payload.media.url }
-    } else {
-      const data = payload.media.data
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data.replace(/\s+/g, ""))) return yield* invalid("media.data must be base64")
-      source = { data: new Uint8Array(Buffer.from(data, "base64")), mimetype: payload.media.mimetype, filename: payload.media.filename }
-    }
-    return toInput(kind, payload, source)
+    const payload = yield* decodeOrRefuse(SendMediaRequest, parsed)
+    return toInput(kind, payload, payload.media)
   })
+
+/**
+ * Writing a file part reports its stream's failure as an InternalError around it: on Node the
+ * cause is the parser's own `ReachedLimit`, which is what says the file was too large.
+ */
+const reasonOf = (error: Multipart.MultipartError): Multipart.MultipartError["reason"] => {
+  const cause = error.cause as { readonly _tag?: unknown; readonly limit?: unknown } | null | undefined
+  if (error.reason !== "InternalError" || typeof cause !== "object" || cause === null) return error.reason
+  if (cause instanceof Multipart.MultipartError) return reasonOf(cause)
+  if (cause._tag !== "ReachedLimit") return error.reason
+  return cause.limit === "MaxPartSize" ? "FileTooLarge" : cause.limit === "MaxTotalSize" ? "BodyTooLarge" : error.reason
+}
 
 const fromMultipart = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
   Effect.gen(function*() {
     const form = yield* request.multipart.pipe(
       Multipart.withLimits({ maxFileSize: Option.some(maxBytes), maxFieldSize: 64 * 1024, maxParts: Option.some(16) }),
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes + 1024 * 1024)),
-      Effect.mapError((error) =>
-        error.reason === "FileTooLarge" || error.reason === "BodyTooLarge"
+      Effect.mapError((error) => {
+        const reason = reasonOf(error)
+        return reason === "FileTooLarge" || reason === "BodyTooLarge"
           ? tooLarge(maxBytes)
-          : invalid(`the multipart body could not be read (${error.reason})`)
-      )
+          : invalid(`the multipart body could not be read (${reason})`)
+      })
     )
     const payload = yield* decodeOrRefuse(MediaForm, form)
     const data = yield* Effect.tryPromise({

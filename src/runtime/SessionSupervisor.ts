@@ -14,6 +14,7 @@ import {
   SubscriptionRef,
   SynchronizedRef
 } from "effect"
+import { MediaStore } from "../layers/media/MediaStore.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { type Conflict, type EngineFailure, EngineTimeout } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
@@ -92,6 +93,7 @@ const make = (settings: ActorSettings) =>
     const sessions = yield* SessionRepo
     const events = yield* Events
     const engine = yield* Engine
+    const mediaStore = yield* MediaStore
     const fibers = yield* FiberMap.make<string>()
     const handles = yield* SynchronizedRef.make(new Map<string, SessionActorHandle>())
 
@@ -223,6 +225,10 @@ const make = (settings: ActorSettings) =>
           yield* logout(sessionId)
           yield* engine.forget(sessionId)
           yield* sessions.remove(sessionId)
+          // After the rows: a message never outlives its media. A failure leaves files, not broken rows.
+          yield* mediaStore.removeAll(sessionId).pipe(
+            Effect.catchAll((error) => Effect.logWarning("the media of a deleted session could not be removed", error.message))
+          )
         }),
       send: (sessionId, messageId) =>
         Effect.flatMap(handleOf(sessionId), (handle) =>

@@ -133,11 +133,38 @@ export const SendResult = Schema.Struct({
 })
 export type SendResult = typeof SendResult.Type
 
-/** One message of a bulk send; `type` says which send it is (media types come with media). */
-export const BulkItem = Schema.Struct({
-  type: Schema.Literal("text"),
-  ...SendTextRequest.fields
-})
+const filename = Schema.String.pipe(Schema.maxLength(255, { message: () => "filename must be at most 255 characters" }))
+
+/** Media in a JSON body: a URL for the gateway to fetch, or the bytes in base64. */
+export const MediaSourceJson = Schema.Union(
+  Schema.Struct({ url: Schema.String }),
+  Schema.Struct({
+    data: Schema.Uint8ArrayFromBase64.annotations({ description: "the file, base64-encoded" }),
+    mimetype: Schema.optional(Schema.String),
+    filename: Schema.optional(filename)
+  })
+)
+
+/** The fields of a media send (JSON body, or one item of a bulk send). */
+export const SendMediaRequest = Schema.Struct({
+  chatId: ChatIdFromInput,
+  media: MediaSourceJson,
+  caption: Schema.optional(
+    Schema.String.pipe(Schema.maxLength(4096, { message: () => "caption must be at most 4096 characters" }))
+  ),
+  filename: Schema.optional(filename),
+  ptt: Schema.optional(Schema.Boolean.annotations({ description: "audio: send as a voice note" })),
+  quotedMessageId: Schema.optional(Schema.String),
+  mentions: Schema.optional(Schema.Array(ChatIdFromInput))
+}).annotations({ identifier: "SendMediaRequest" })
+export type SendMediaRequest = typeof SendMediaRequest.Type
+
+/** One message of a bulk send; `type` says which send it is. */
+export const BulkItem = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("text"), ...SendTextRequest.fields }),
+  Schema.Struct({ type: MediaKind, ...SendMediaRequest.fields })
+)
+export type BulkItem = typeof BulkItem.Type
 
 export const SendBulkRequest = Schema.Struct({
   messages: Schema.Array(BulkItem).pipe(

@@ -66,7 +66,10 @@ export interface MessagingService {
     NotFound | Conflict | EngineFailure | EngineTimeout
   >
   /** Stores every message (all or none) as one batch, queued with the session's pacing. */
-  readonly sendBulk: (sessionId: string, request: SendBulkRequest) => Effect.Effect<{ readonly batchId: string; readonly total: number }, NotFound | Conflict>
+  readonly sendBulk: (sessionId: string, request: SendBulkRequest) => Effect.Effect<
+    { readonly batchId: string; readonly total: number },
+    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable
+  >
   readonly getBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound>
   /** Stops the batch's messages that have not gone out; they end `failed` with `CANCELLED`. */
   readonly cancelBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound>
@@ -153,6 +156,30 @@ const make = Effect.gen(function*() {
       }))
     )
 
+  /** The media of a send, taken in (fetched, checked, typed) and described for its row. */
+  const takeInMedia = (input: SendMediaInput) =>
+    Effect.map(intake.accept(input.kind, input.source), (media) => ({
+      content: {
+        type: input.kind,
+        text: null,
+        caption: input.caption ?? null,
+        media: {
+          mimetype: media.mimetype,
+          filename: input.filename ?? media.filename,
+          size: media.data.length,
+          ptt: input.kind === "audio" && input.ptt === true,
+          stored: true
+        }
+      } satisfies OutboundContentFields,
+      data: media.data
+    }))
+
+  /** The bytes go to the media store before their rows go to the Store: a stored message always finds its media. */
+  const keepMedia = (media: ReadonlyArray<{ readonly row: MessageRow; readonly data: Uint8Array }>) =>
+    Effect.forEach(media, ({ data, row }) => mediaStore.put(mediaKey(row.sessionId, row.id), data), { discard: true, concurrency: 4 }).pipe(
+      Effect.catchAll(mediaUnavailable)
+    )
+
   /** Stored as `pending`, then handed to the session's outbound lane. */
   const accept = (row: MessageRow) =>
     Effect.gen(function*() {
@@ -173,21 +200,9 @@ const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const session = yield* sendingSession(sessionId)
         if (input.quotedMessageId !== undefined) yield* get(sessionId, input.quotedMessageId)
-        const media = yield* intake.accept(input.kind, input.source)
-        const row = outboundRow(session, input, {
-          type: input.kind,
-          text: null,
-          caption: input.caption ?? null,
-          media: {
-            mimetype: media.mimetype,
-            filename: input.filename ?? media.filename,
-            size: media.data.length,
-            ptt: input.kind === "audio" && input.ptt === true,
-            stored: true
-          }
-        }, null)
-        // The bytes first: a message in the Store always finds its media.
-        yield* mediaStore.put(mediaKey(sessionId, row.id), media.data).pipe(Effect.catchAll(mediaUnavailable))
+        const { content, data } = yield* takeInMedia(input)
+        const row = outboundRow(session, input, content, null)
+        yield* keepMedia([{ row, data }])
         return yield* accept(row)
       }),
     getMedia: (sessionId, messageId) =>
@@ -224,7 +239,20 @@ const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const session = yield* sendingSession(sessionId)
         const batchId = uuidv7()
-        const rows = request.messages.map((item) => outboundRow(session, item, textContent(item.text), batchId))
+        // Every item's media is taken in before anything is stored: a batch is accepted whole or not at all.
+        const items = yield* Effect.forEach(
+          request.messages,
+          (item): Effect.Effect<{ readonly content: OutboundContentFields; readonly data: Uint8Array | null }, MediaRefusal> =>
+            item.type === "text"
+              ? Effect.succeed({ content: textContent(item.text), data: null })
+              : takeInMedia({ ...item, kind: item.type, source: item.media }),
+          { concurrency: 4 }
+        )
+        const rows = items.map(({ content }, i) => outboundRow(session, request.messages[i]!, content, batchId))
+        yield* keepMedia(rows.flatMap((row, i) => {
+          const data = items[i]!.data
+          return data === null ? [] : [{ row, data }]
+        }))
         yield* batches.insert({ id: batchId, sessionId, createdAt: rows[0]!.createdAt }, rows)
         yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id), { discard: true })
         return { batchId, total: rows.length }
@@ -272,6 +300,9 @@ interface OutboundContentFields {
   readonly caption: string | null
   readonly media: MediaRecord | null
 }
+
+/** Why media was not taken in. */
+type MediaRefusal = ValidationFailed | PayloadTooLarge | UnsupportedMediaType
 
 const textContent = (text: string): OutboundContentFields => ({ type: "text", text, caption: null, media: null })
 
