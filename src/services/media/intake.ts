@@ -1,20 +1,43 @@
 import { Effect } from "effect"
 import { AppSettings } from "../../layers/Config.js"
-import { PayloadTooLarge, ValidationFailed } from "../Errors.js"
 import type { MediaIntakeService } from "../MediaIntake.js"
+import type { MediaKind, MediaSource } from "../Message.js"
+import { allowAnyAddress, isPublicAddress } from "./addressPolicy.js"
+import { emptyMedia, mediaTooLarge } from "./errors.js"
+import { fetchMedia, type FetchMediaOptions } from "./fetchMedia.js"
+import { cleanFilename } from "./filename.js"
+import { mediaTypeFor } from "./mediaTypes.js"
+import { sniff } from "./sniff.js"
 
-// Provisional: the size cap and the declared type only; sniffing and URL fetching follow.
+/** How many redirects a media URL may take before the fetch gives up. */
+const maxMediaRedirects = 5
+
+/** The media intake of the settings: `MEDIA_MAX_BYTES`, `MEDIA_ALLOW_PRIVATE`, `MEDIA_FETCH_TIMEOUT_MS`. */
 export const makeMediaIntake = Effect.gen(function*() {
   const { media } = yield* AppSettings
-  const service: MediaIntakeService = {
-    accept: (_kind, source) =>
-      Effect.gen(function*() {
-        if ("url" in source) return yield* new ValidationFailed({ code: "VALIDATION_FAILED", message: "media URLs are not supported yet" })
-        if (source.data.length > media.maxBytes) {
-          return yield* new PayloadTooLarge({ code: "PAYLOAD_TOO_LARGE", message: `media is larger than ${media.maxBytes} bytes` })
-        }
-        return { data: source.data, mimetype: source.mimetype ?? "application/octet-stream", filename: source.filename ?? null }
-      })
+  const fetchOptions: FetchMediaOptions = {
+    maxBytes: media.maxBytes,
+    timeout: media.fetchTimeout,
+    isAllowed: media.allowPrivate ? allowAnyAddress : isPublicAddress,
+    maxRedirects: maxMediaRedirects
   }
-  return service
+
+  /** The bytes, and what the caller (or the server of the URL) says about them. */
+  const gather = (source: MediaSource) =>
+    "url" in source
+      ? fetchMedia(source.url, fetchOptions)
+      : Effect.succeed({ data: source.data, declaredType: source.mimetype, filename: source.filename })
+
+  const accept = Effect.fn("MediaIntake.accept")(function*(kind: MediaKind, source: MediaSource) {
+    const { data, declaredType, filename: givenName } = yield* gather(source)
+    if (data.byteLength === 0) return yield* emptyMedia()
+    if (data.byteLength > media.maxBytes) return yield* mediaTooLarge(media.maxBytes)
+    const filename = cleanFilename(givenName)
+    const type = yield* mediaTypeFor(kind, yield* sniff(data), declaredType, filename)
+    // A document always has a name on WhatsApp; make one up from its type if none came.
+    const documentName = kind === "document" ? `file.${type.extension ?? "bin"}` : null
+    return { data, mimetype: type.mimetype, filename: filename ?? documentName }
+  })
+
+  return { accept } satisfies MediaIntakeService
 })
