@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { eventually, readySession, useGateway } from "./support/gateway.js"
+import { base64, pdf, png } from "./support/mediaSamples.js"
 
 const texts = (n: number, chatId: string) => Array.from({ length: n }, (_, i) => ({ type: "text", chatId, text: `bulk ${i + 1}` }))
 
@@ -45,6 +46,32 @@ describe("bulk send", () => {
       expect(refused.body.code).toBe("VALIDATION_FAILED")
     }
     expect((await gateway().call("GET", `/api/sessions/${sender.id}/messages`)).body.data).toEqual([])
+  })
+
+  it("carries media items like text ones, and refuses the whole batch when one item's media is wrong", async () => {
+    const sender = await readySession(gateway(), "bulk-media-sender")
+    const recipient = await readySession(gateway(), "bulk-media-recipient")
+    const image = png("bulk image")
+    const document = pdf("bulk document")
+    const messages = [
+      { type: "text", chatId: recipient.phone, text: "here come two files" },
+      { type: "image", chatId: recipient.phone, media: { data: base64(image) }, caption: "the picture" },
+      { type: "document", chatId: recipient.phone, media: { data: base64(document), filename: "notes.pdf" } }
+    ]
+    const accepted = await gateway().call("POST", `/api/sessions/${sender.id}/messages/send-bulk`, { body: { messages } })
+    expect(accepted.status).toBe(202)
+    const inbox = await eventually(
+      () => gateway().call("GET", `/api/sessions/${recipient.id}/messages?direction=in`),
+      (r) => r.body.data.length === 3
+    )
+    expect(inbox.body.data.map((m: { type: string }) => m.type).reverse()).toEqual(["text", "image", "document"])
+    const [received] = inbox.body.data.filter((m: { type: string }) => m.type === "document")
+    expect(received.media).toMatchObject({ mimetype: "application/pdf", filename: "notes.pdf", size: document.length })
+
+    const wrong = [messages[0], { type: "video", chatId: recipient.phone, media: { data: base64(image) } }]
+    const refused = await gateway().call("POST", `/api/sessions/${sender.id}/messages/send-bulk`, { body: { messages: wrong } })
+    expect([refused.status, refused.body.code]).toEqual([415, "UNSUPPORTED_MEDIA_TYPE"])
+    expect((await gateway().call("GET", `/api/sessions/${sender.id}/messages`)).body.data).toHaveLength(3)
   })
 
   it("answers 404 for an unknown batch or another session's batch, and 409 for a session that cannot send", async () => {

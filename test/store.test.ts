@@ -271,6 +271,47 @@ describe("Store", () => {
         const filtered = yield* messages.list(sessionId, { direction: "out" }, Option.some({ page: 1, limit: 3, offset: 0 }))
         expect([ids(filtered), filtered.total]).toEqual([["m4", "m3", "m2"], 4])
       }))
+
+    it.effect("reactions: one per person, changed in place, taken back with \"\"", () =>
+      Effect.gen(function*() {
+        const { id: sessionId } = yield* insertSession()
+        const messages = yield* MessageRepo
+        yield* messages.insert(message(sessionId, "target"))
+        const reactionsOf = Effect.map(messages.findById(sessionId, "target"), (m) => Option.getOrThrow(m).reactions)
+
+        expect(yield* messages.setReaction("target", "a@c.us", "👍", "2024-03-01T00:00:01.000Z")).toBe(true)
+        expect(yield* messages.setReaction("target", "b@c.us", "🎉", "2024-03-01T00:00:02.000Z")).toBe(true)
+        expect(yield* messages.setReaction("target", "a@c.us", "👍", "2024-03-01T00:00:03.000Z")).toBe(false)
+        expect(yield* messages.setReaction("target", "a@c.us", "❤️", "2024-03-01T00:00:04.000Z")).toBe(true)
+        expect(yield* reactionsOf).toEqual([
+          { emoji: "🎉", from: "b@c.us", at: "2024-03-01T00:00:02.000Z" },
+          { emoji: "❤️", from: "a@c.us", at: "2024-03-01T00:00:04.000Z" }
+        ])
+        expect(yield* messages.setReaction("target", "b@c.us", "", "2024-03-01T00:00:05.000Z")).toBe(true)
+        expect(yield* messages.setReaction("target", "b@c.us", "", "2024-03-01T00:00:06.000Z")).toBe(false)
+        expect((yield* reactionsOf).map((r) => r.from)).toEqual(["a@c.us"])
+      }))
+
+    it.effect("messages with many reactions: a page holds exactly `limit` messages, each with all its reactions (rule 11)", () =>
+      Effect.gen(function*() {
+        const { id: sessionId } = yield* insertSession()
+        const messages = yield* MessageRepo
+        const reactors = Array.from({ length: 12 }, (_, i) => `1555999${String(i).padStart(4, "0")}@c.us`)
+        for (const minute of [1, 2, 3, 4, 5, 6, 7]) {
+          const at = `2024-03-01T00:0${minute}:00.000Z`
+          yield* messages.insert(message(sessionId, `r${minute}`, { timestamp: at, createdAt: at }))
+          for (const from of reactors) yield* messages.setReaction(`r${minute}`, from, "👍", at)
+        }
+        const seen: Array<string> = []
+        for (const [page, expected] of [[1, ["r7", "r6", "r5"]], [2, ["r4", "r3", "r2"]], [3, ["r1"]]] as const) {
+          const listed = yield* messages.list(sessionId, {}, Option.some({ page, limit: 3, offset: (page - 1) * 3 }))
+          expect(listed.items.map((m) => m.id)).toEqual(expected)
+          expect(listed.total).toBe(7)
+          for (const item of listed.items) expect(item.reactions).toHaveLength(12)
+          seen.push(...listed.items.map((m) => m.id))
+        }
+        expect(new Set(seen).size).toBe(7)
+      }))
   })
 })
 
