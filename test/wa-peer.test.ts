@@ -1,152 +1,51 @@
 /**
  * The loopback WhatsApp Web peer (test/support/wa-peer) against the REAL Baileys client: QR
- * pairing, restart login, sending with a delivery receipt, receiving, and the disconnect codes.
+ * pairing, restart login, sending with a delivery receipt, receiving, the disconnect codes,
+ * media both ways through the peer's HTTPS media server, reactions and read receipts.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { Agent as HttpsAgent } from "node:https"
 import * as curve from "libsignal/src/curve.js"
 import {
-  BufferJSON,
   Curve,
   WA_CERT_DETAILS,
-  initAuthCreds,
-  makeWASocket,
+  downloadMediaMessage,
   proto,
   type AuthenticationState,
-  type BaileysEventMap,
-  type ConnectionState,
-  type SignalDataSet,
-  type SignalDataTypeMap,
-  type SignalKeyStore,
+  type UserFacingSocketConfig,
+  type WAMessage,
   type WASocket
 } from "@whiskeysockets/baileys"
-import type { ILogger } from "@whiskeysockets/baileys/lib/Utils/logger.js"
-import { peerCertificates, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
+import { peerCertificates, startWaPeer, type ReceivedMessage, type WaPeer } from "./support/wa-peer/index.js"
+import {
+  RawClients,
+  memoryAuth,
+  muteSignalChatter,
+  nextUpdate,
+  onEvent,
+  reloadCreds,
+  statusCode
+} from "./support/wa-peer/raw-client.js"
 
 const ALICE = "15551230001"
 const BOB = "15551230002"
-const STEP_MS = 5_000
 
-const silent: ILogger = {
-  level: "silent",
-  child: () => silent,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined
-}
-
-/** `initAuthCreds()` + a Map-backed key store: what the gateway keeps in its Store. */
-const memoryAuth = (): AuthenticationState => {
-  const data = new Map<string, unknown>()
-  const keys: SignalKeyStore = {
-    get: <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
-      const out: { [id: string]: SignalDataTypeMap[T] } = {}
-      for (const id of ids) {
-        const value = data.get(`${type}/${id}`)
-        if (value !== undefined) out[id] = value as SignalDataTypeMap[T]
-      }
-      return out
-    },
-    set: (set: SignalDataSet) => {
-      for (const [type, values] of Object.entries(set)) {
-        for (const [id, value] of Object.entries(values ?? {})) {
-          if (value === null || value === undefined) data.delete(`${type}/${id}`)
-          else data.set(`${type}/${id}`, value)
-        }
-      }
-    }
-  }
-  return { creds: initAuthCreds(), keys }
-}
-
-/** Persist and reload creds the way a store would (JSON with BufferJSON). */
-const reloadCreds = (auth: AuthenticationState): AuthenticationState => ({
-  creds: JSON.parse(JSON.stringify(auth.creds, BufferJSON.replacer), BufferJSON.reviver),
-  keys: auth.keys
-})
-
-const sockets: WASocket[] = []
 let peer: WaPeer
-
-const connect = (auth: AuthenticationState): WASocket => {
-  const sock = makeWASocket({
-    waWebSocketUrl: peer.url,
-    auth,
-    logger: silent,
-    version: [2, 3000, 1],
-    browser: ["Switchboard", "Chrome", "1.0"],
-    syncFullHistory: false,
-    markOnlineOnConnect: false,
-    generateHighQualityLinkPreview: false,
-    connectTimeoutMs: STEP_MS,
-    qrTimeout: 30_000
-  })
-  sockets.push(sock)
-  return sock
-}
-
-/** The next `connection.update` matching `predicate`. */
-const nextUpdate = (sock: WASocket, predicate: (u: Partial<ConnectionState>) => boolean, what: string) =>
-  onEvent(sock, "connection.update", predicate, what)
-
-const onEvent = <E extends keyof BaileysEventMap>(
-  sock: WASocket,
-  event: E,
-  predicate: (value: BaileysEventMap[E]) => boolean,
-  what: string
-): Promise<BaileysEventMap[E]> =>
-  new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), STEP_MS)
-    const listener = (value: BaileysEventMap[E]) => {
-      if (!predicate(value)) return
-      clearTimeout(timer)
-      sock.ev.off(event, listener)
-      resolve(value)
-    }
-    sock.ev.on(event, listener)
-  })
-
-const statusCode = (update: Partial<ConnectionState>): number | undefined =>
-  (update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode
-
-/** QR → the phone scans → 515 → reconnect → open. */
-const pair = async (phone: string) => {
-  const auth = memoryAuth()
-  const first = connect(auth)
-  const { qr } = await nextUpdate(first, u => !!u.qr, "a QR")
-  const restart = nextUpdate(first, u => u.connection === "close", "the 515 restart")
-  await peer.scan(qr!, { phone })
-  const closed = await restart
-  first.end(undefined)
-  const sock = connect(auth)
-  const opened = nextUpdate(sock, u => u.connection === "open", "open after pairing")
-  await opened
-  return { auth, sock, restartCode: statusCode(closed) }
-}
-
-// libsignal narrates session switches on the console (both the client's and the contacts'
-// copies run in this process): keep the test output readable.
-const chatter = /^(Closing session|Opening session|Removing old closed session|Session already|Closing open session|Decrypted message with closed session)/
-const consoleInfo = console.info
-const consoleWarn = console.warn
-const quiet =
-  (write: (...args: unknown[]) => void) =>
-  (...args: unknown[]) => {
-    if (!(typeof args[0] === "string" && chatter.test(args[0]))) write(...args)
-  }
+let clients: RawClients
+let unmute: () => void
+const connect = (auth: AuthenticationState, config?: Partial<UserFacingSocketConfig>): WASocket => clients.connect(auth, config)
+const pair = (phone: string) => clients.pair(phone)
 
 beforeEach(async () => {
-  console.info = quiet(consoleInfo)
-  console.warn = quiet(consoleWarn)
+  unmute = muteSignalChatter()
   peer = await startWaPeer()
+  clients = new RawClients(peer)
 })
 
 afterEach(async () => {
-  for (const sock of sockets.splice(0)) sock.end(undefined)
+  await clients.end()
   await peer.close()
-  console.info = consoleInfo
-  console.warn = consoleWarn
+  unmute()
 })
 
 describe("wa-peer: linking", () => {
@@ -337,5 +236,160 @@ describe("wa-peer: disconnects", () => {
     const second = connect(auth)
     await nextUpdate(second, u => u.connection === "open", "open of the new socket")
     expect(statusCode(await closed)).toBe(440)
+  })
+})
+
+// Small files with real magic numbers. Only the PNG decodes (Baileys thumbnails it with sharp);
+// for the others Baileys' thumbnail / duration probes fail quietly, or are skipped by passing
+// `seconds`. Lengths are not multiples of 16, so the AES padding is exercised.
+const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64")
+const PDF = Buffer.concat([Buffer.from("%PDF-1.4\n%\xE2\xE3\xCF\xD3\n"), Buffer.alloc(200_001, 7), Buffer.from("\n%%EOF\n")])
+const OGG = Buffer.concat([Buffer.from("OggS\x00\x02"), Buffer.alloc(20, 0), Buffer.from("\x01\x13OpusHead"), Buffer.alloc(300, 1)])
+const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from("ftypisom\x00\x00\x02\x00isommp41"), Buffer.alloc(999, 2)])
+
+/** Alice's client sends `content` to Bob; resolves with what Bob's phone got and decrypted. */
+const sendToBob = async (content: Parameters<WASocket["sendMessage"]>[1]) => {
+  const { sock } = await pair(ALICE)
+  const bob = peer.contact(BOB)
+  const arrived = peer.waitFor<ReceivedMessage>("received", m => m.to === BOB && m.media !== undefined)
+  const sent = await sock.sendMessage(bob.jid, content)
+  const received = await arrived
+  expect(received.id).toBe(sent?.key.id)
+  return { received, media: await peer.downloadMedia(received) }
+}
+
+/** Bob sends media to Alice's client; resolves with the upserted message. */
+const mediaFromBob = async (sock: WASocket, send: () => Promise<string>): Promise<WAMessage> => {
+  const upsert = onEvent(sock, "messages.upsert", u => u.messages.some(m => !!m.message && !m.key.fromMe), "the media upsert")
+  const id = await send()
+  const message = (await upsert).messages.find(m => m.key.id === id)
+  expect(message).toBeDefined()
+  return message!
+}
+
+describe("wa-peer: media", () => {
+  it("client → contact: an image with a caption is uploaded over HTTPS and decrypts to the same bytes", async () => {
+    const { received, media } = await sendToBob({ image: PNG, mimetype: "image/png", caption: "one pixel" })
+    expect(media).toMatchObject({ kind: "image", mimetype: "image/png", caption: "one pixel", ptt: false })
+    expect(media.bytes.equals(PNG)).toBe(true)
+    const image = received.message.imageMessage!
+    expect(new URL(image.url!).host).toBe(peer.mediaHost)
+    expect(image.jpegThumbnail?.length).toBeGreaterThan(0) // sharp made it from the real PNG
+    expect(peer.media.requests).toContainEqual(expect.objectContaining({ method: "POST", status: 200, path: expect.stringMatching(/^\/mms\/image\//) }))
+  })
+
+  it("client → contact: a video with a caption", async () => {
+    const { media } = await sendToBob({ video: MP4, mimetype: "video/mp4", caption: "clip", seconds: 1 })
+    expect(media).toMatchObject({ kind: "video", mimetype: "video/mp4", caption: "clip" })
+    expect(media.bytes.equals(MP4)).toBe(true)
+  })
+
+  it("client → contact: a voice note arrives as audio with ptt: true", async () => {
+    const { received, media } = await sendToBob({ audio: OGG, mimetype: "audio/ogg; codecs=opus", ptt: true, seconds: 1 })
+    expect(media).toMatchObject({ kind: "audio", mimetype: "audio/ogg; codecs=opus", ptt: true })
+    expect(media.bytes.equals(OGG)).toBe(true)
+    expect(received.message.audioMessage?.seconds).toBe(1)
+  })
+
+  it("client → contact: a document keeps its fileName", async () => {
+    const { media } = await sendToBob({ document: PDF, mimetype: "application/pdf", fileName: "report.pdf", caption: "Q3" })
+    expect(media).toMatchObject({ kind: "document", mimetype: "application/pdf", fileName: "report.pdf", caption: "Q3" })
+    expect(media.bytes.equals(PDF)).toBe(true)
+  })
+
+  it("contact → client: Baileys downloads and decrypts an image from the peer's media server", async () => {
+    const { sock } = await pair(ALICE)
+    const bob = peer.contact(BOB)
+    const message = await mediaFromBob(sock, () => bob.sendMedia(ALICE, { kind: "image", bytes: PNG, mimetype: "image/png", caption: "from bob" }))
+    expect(message.key).toMatchObject({ remoteJid: bob.lid, remoteJidAlt: bob.jid, fromMe: false })
+    const image = message.message?.imageMessage
+    expect(image).toMatchObject({ mimetype: "image/png", caption: "from bob", directPath: expect.stringMatching(/^\/v\//) })
+    expect(image?.mediaKey?.length).toBe(32)
+    const bytes = await downloadMediaMessage(message, "buffer", { options: clients.fetchOptions })
+    expect(bytes.equals(PNG)).toBe(true)
+    expect(peer.media.requests).toContainEqual(expect.objectContaining({ method: "GET", status: 200 }))
+  })
+
+  it("contact → client: a document with its fileName, whole and as a byte range", async () => {
+    const { sock } = await pair(ALICE)
+    const bob = peer.contact(BOB)
+    const send = () => bob.sendMedia(ALICE, { kind: "document", bytes: PDF, mimetype: "application/pdf", fileName: "report.pdf" })
+    const message = await mediaFromBob(sock, send)
+    expect(message.message?.documentMessage).toMatchObject({ fileName: "report.pdf", mimetype: "application/pdf" })
+    expect(Number(message.message?.documentMessage?.fileLength)).toBe(PDF.length)
+    const bytes = await downloadMediaMessage(message, "buffer", { options: clients.fetchOptions })
+    expect(bytes.equals(PDF)).toBe(true)
+    // a partial download asks for a Range (from the block before, which serves as the IV)
+    const part = await downloadMediaMessage(message, "buffer", { startByte: 1_000, endByte: 5_000, options: clients.fetchOptions })
+    expect(part.equals(PDF.subarray(1_000, 5_000))).toBe(true)
+    expect(peer.media.requests).toContainEqual(expect.objectContaining({ method: "GET", status: 206, range: expect.stringMatching(/^bytes=\d+-\d+$/) }))
+  })
+
+  it("the media server's certificate is verified: without trusting peer.mediaCa uploads and downloads fail", async () => {
+    const { sock } = await clients.pair(ALICE, { fetchAgent: new HttpsAgent() })
+    const bob = peer.contact(BOB)
+    // Baileys logs the TLS error and reports only "Media upload failed on all hosts"
+    await expect(sock.sendMessage(bob.jid, { image: PNG, mimetype: "image/png" })).rejects.toThrow(/upload failed/i)
+    expect(peer.media.requests.filter(r => r.method === "POST")).toEqual([])
+    const message = await mediaFromBob(sock, () => bob.sendMedia(ALICE, { kind: "image", bytes: PNG, mimetype: "image/png" }))
+    // global fetch's default trust store: the self-signed certificate is refused
+    await expect(downloadMediaMessage(message, "buffer", {})).rejects.toMatchObject({ cause: { code: "DEPTH_ZERO_SELF_SIGNED_CERT" } })
+    expect(peer.media.requests.filter(r => r.method === "GET")).toEqual([])
+  })
+})
+
+describe("wa-peer: reactions and read receipts", () => {
+  it("client → contact: a reaction names the contact's message, and '' removes it", async () => {
+    const { sock } = await pair(ALICE)
+    const bob = peer.contact(BOB)
+    const upsert = onEvent(sock, "messages.upsert", u => u.messages.some(m => m.message?.conversation === "react to this"), "the upsert")
+    const id = await bob.send(ALICE, "react to this")
+    const target = (await upsert).messages.find(m => m.key.id === id)!
+    for (const emoji of ["👍", ""]) {
+      const reaction = peer.waitFor<ReceivedMessage>("received", m => m.reaction?.targetId === id && m.reaction.emoji === emoji)
+      await sock.sendMessage(bob.jid, { react: { text: emoji, key: target.key } })
+      // from the client's point of view the target is not its own message
+      expect((await reaction).reaction?.key.fromMe).toBe(false)
+    }
+    expect(peer.errors).toEqual([])
+  })
+
+  it("contact → client: messages.reaction carries the target key from the client's view, and '' removes", async () => {
+    const { sock } = await pair(ALICE)
+    const bob = peer.contact(BOB)
+    const delivered = peer.waitFor<ReceivedMessage>("received", m => m.text === "react to me")
+    const sent = await sock.sendMessage(bob.jid, { text: "react to me" })
+    await delivered
+    const targetId = sent!.key.id!
+    for (const emoji of ["❤️", ""]) {
+      const reacted = onEvent(sock, "messages.reaction", rs => rs.some(r => r.key.id === targetId && (r.reaction.text ?? "") === emoji), `reaction '${emoji}'`)
+      const reactionId = await bob.react(ALICE, targetId, emoji)
+      const { key, reaction } = (await reacted).find(r => r.key.id === targetId)!
+      // Baileys rewrites the key: fromMe = the client's own message, remoteJid = the chat
+      expect(key).toMatchObject({ id: targetId, fromMe: true, remoteJid: bob.lid })
+      expect(reaction.key).toMatchObject({ id: reactionId, fromMe: false, remoteJid: bob.lid })
+    }
+  })
+
+  it("contact → client: a reaction to the contact's own message has fromMe false", async () => {
+    const { sock } = await pair(ALICE)
+    const bob = peer.contact(BOB)
+    const upsert = onEvent(sock, "messages.upsert", u => u.messages.some(m => m.message?.conversation === "mine"), "the upsert")
+    const id = await bob.send(ALICE, "mine")
+    await upsert
+    const reacted = onEvent(sock, "messages.reaction", rs => rs.some(r => r.key.id === id), "the reaction")
+    await bob.react(ALICE, id, "😂")
+    expect((await reacted)[0]).toMatchObject({ key: { id, fromMe: false, remoteJid: bob.lid }, reaction: { text: "😂" } })
+  })
+
+  it("sock.readMessages sends a read receipt the peer records", async () => {
+    const { sock } = await pair(ALICE)
+    const bob = peer.contact(BOB)
+    const upsert = onEvent(sock, "messages.upsert", u => u.messages.some(m => m.message?.conversation === "read me"), "the upsert")
+    const id = await bob.send(ALICE, "read me")
+    const message = (await upsert).messages.find(m => m.key.id === id)!
+    const read = peer.waitFor<{ id: string; type: string }>("receipt", r => r.id === id && r.type === "read")
+    await sock.readMessages([message.key])
+    expect(await read).toEqual({ phone: ALICE, id, type: "read" })
   })
 })

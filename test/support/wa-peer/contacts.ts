@@ -1,10 +1,12 @@
 /**
  * Fake contacts: other WhatsApp users with a phone number, an assigned LID and a real libsignal
- * identity. They receive what linked clients send them and can send text back.
+ * identity. They receive what linked clients send them and can send text, media and reactions back.
  */
 import { randomBytes } from "node:crypto"
 import { encodeWAMessage, proto, unpadRandomMax16, type BinaryNode } from "@whiskeysockets/baileys"
+import { mediaMessage, type MediaKind, type OutgoingMedia } from "./media.js"
 import { lidJid, newLidUser, pnJid, type Account } from "./pairing.js"
+import { reactionMessage, type ReceivedReaction } from "./reactions.js"
 import { SignalParty } from "./signal.js"
 
 /** A message a linked client sent to a fake contact, as the contact decrypted it. */
@@ -18,6 +20,10 @@ export interface ReceivedMessage {
   readonly id: string
   /** conversation / extended text, when the message is text */
   readonly text: string | undefined
+  /** the media kind, when the message carries media (`peer.downloadMedia(m)` gets the bytes) */
+  readonly media: MediaKind | undefined
+  /** set when the message is a reaction */
+  readonly reaction: ReceivedReaction | undefined
   readonly message: proto.IMessage
 }
 
@@ -27,12 +33,17 @@ export const newMessageId = (): string => `3EB0${randomBytes(8).toString("hex").
 export const clientAddress = (account: Account): [string, number] => [`${account.lidUser}_1`, account.device]
 
 /** Encrypt `message` from `party` to the account's linked device: the `<enc>` node. */
-export const encryptFor = async (party: SignalParty, account: Account, message: proto.IMessage): Promise<BinaryNode> => {
+export const encryptFor = async (
+  party: SignalParty,
+  account: Account,
+  message: proto.IMessage,
+  attrs: Record<string, string> = {}
+): Promise<BinaryNode> => {
   const [address, device] = clientAddress(account)
   const { type, ciphertext } = await party.encrypt(address, device, encodeWAMessage(message), () =>
     account.clientKeys.takeBundle()
   )
-  return { tag: "enc", attrs: { v: "2", type }, content: ciphertext }
+  return { tag: "enc", attrs: { v: "2", type, ...attrs }, content: ciphertext }
 }
 
 /** Decrypt an `<enc>` the account's linked device addressed to `party`. */
@@ -52,6 +63,8 @@ export interface SendOptions {
 export interface ContactHost {
   deliverFromContact(contact: FakeContact, toPhone: string, message: proto.IMessage, id: string): Promise<void>
   receiptFromContact(message: ReceivedMessage, type?: string): Promise<void>
+  /** put an encrypted blob on the media server (a phone's upload) */
+  storeMedia(uploadType: string, encrypted: Buffer): { url: string; directPath: string }
 }
 
 export class FakeContact {
@@ -59,6 +72,8 @@ export class FakeContact {
   readonly lidUser: string
   /** messages linked clients sent this contact */
   readonly inbox: ReceivedMessage[] = []
+  /** ids of the messages this contact sent */
+  private readonly sent = new Set<string>()
 
   constructor(
     private readonly host: ContactHost,
@@ -86,9 +101,25 @@ export class FakeContact {
    * when the account has no live connection it is queued and delivered after its next login.
    */
   async send(toPhone: string, text: string, options: SendOptions = {}): Promise<string> {
-    const id = options.id ?? newMessageId()
-    await this.host.deliverFromContact(this, toPhone, { conversation: text }, id)
-    return id
+    return this.sendMessage(toPhone, { conversation: text }, options)
+  }
+
+  /**
+   * Send a photo, video, audio / voice note or document: encrypted like a phone does, stored on
+   * the peer's media server, announced in an `image|video|audio|documentMessage` with url,
+   * directPath, mediaKey and hashes. The client downloads it over HTTPS from the peer.
+   */
+  async sendMedia(toPhone: string, media: OutgoingMedia, options: SendOptions = {}): Promise<string> {
+    return this.sendMessage(toPhone, await mediaMessage(media, (type, blob) => this.host.storeMedia(type, blob)), options)
+  }
+
+  /**
+   * React with `emoji` ("" removes the reaction) to message `targetId` in the chat with account
+   * `toPhone`: a message the account's client sent this contact, or one this contact sent.
+   */
+  async react(toPhone: string, targetId: string, emoji: string, options: SendOptions = {}): Promise<string> {
+    const ownTarget = this.sent.has(targetId) && !this.inbox.some(m => m.id === targetId)
+    return this.sendMessage(toPhone, reactionMessage(pnJid(toPhone), targetId, emoji, ownTarget), options)
   }
 
   /** The contact reads a message a client sent it (`<receipt type=read>`: Baileys status 4). */
@@ -101,6 +132,7 @@ export class FakeContact {
   /** Send any `proto.IMessage` (e.g. `{ extendedTextMessage: { text } }`). */
   async sendMessage(toPhone: string, message: proto.IMessage, options: SendOptions = {}): Promise<string> {
     const id = options.id ?? newMessageId()
+    this.sent.add(id)
     await this.host.deliverFromContact(this, toPhone, message, id)
     return id
   }

@@ -19,18 +19,33 @@
  * await peer.close()
  * ```
  *
+ * Media and reactions (./media.ts, ./media-server.ts, ./reactions.ts): the peer runs an HTTPS
+ * media server on 127.0.0.1 with a fixed test certificate; a client must trust `peer.mediaCa`:
+ * ```ts
+ * makeWASocket({ ..., fetchAgent: new https.Agent({ ca: peer.mediaCa }) })   // uploads
+ * downloadMediaMessage(msg, "buffer", { options: { dispatcher: new undici.Agent({ connect: { ca: peer.mediaCa } }) } })
+ * const got = await peer.waitFor<ReceivedMessage>("received", m => m.media === "image")
+ * (await peer.downloadMedia(got)).bytes                 // what the client uploaded, decrypted
+ * await bob.sendMedia("15551230001", { kind: "document", bytes, mimetype: "application/pdf", fileName: "a.pdf" })
+ * await bob.react("15551230001", messageId, "👍")       // "" removes; received reactions: m.reaction
+ * ```
+ *
  * Events (`peer.on` / `peer.waitFor`): `registering` (a client asked for QR refs), `paired`
  * (Account), `login` (Account), `ready` (Account: login queries answered, offline marker sent),
  * `pairing-code` (phone: a client called requestPairingCode; then `peer.enterCode(code, {phone})`),
  * `received` (ReceivedMessage), `receipt` ({ phone, id, type }), `peer-error` (Error).
  *
  * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
- * cannot scan by itself); one linked device per account; no groups, media, app-state, calls.
+ * cannot scan by itself); one linked device per account; no groups, app-state, calls; media
+ * re-upload requests (after `peer.media.expire(url)`) are not answered.
  */
 import { WaPeer, type WaPeerOptions } from "./peer.js"
 
 export { WaPeer, type ScanOptions, type WaPeerOptions } from "./peer.js"
 export { FakeContact, type ReceivedMessage, type SendOptions } from "./contacts.js"
+export { type DownloadedMedia, type MediaKind, type OutgoingMedia } from "./media.js"
+export { MediaServer, type MediaRequest } from "./media-server.js"
+export { type ReceivedReaction } from "./reactions.js"
 export { lidJid, pnJid, type Account } from "./pairing.js"
 export { peerCertificates } from "./frames.js"
 

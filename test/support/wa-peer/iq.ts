@@ -13,6 +13,8 @@ export interface IqHost {
   /** the client finished its login queries (the digest check comes last) */
   afterLogin(conn: Connection, account: Account): Promise<void>
   emit(event: "pairing-code", phone: string): boolean
+  /** the `<media_conn>` that sends uploads and downloads to the peer's media server */
+  mediaConn(): BinaryNode
 }
 
 /** Login sequence: prekey count → (prekey upload) → passive active → digest → `open`. */
@@ -55,6 +57,7 @@ export const answerIq = async (peer: IqHost, conn: Connection, iq: BinaryNode): 
   }
   if (xmlns === "encrypt" && child?.tag === "key") return conn.send(keysResult(iq, user => peer.resolve(user)))
   if (xmlns === "usync") return conn.send(usyncResult(iq, account, user => peer.resolve(user)))
+  if (xmlns === "w:m" && child?.tag === "media_conn") return conn.send(result(iq, [peer.mediaConn()]))
   if (xmlns === "privacy" && type === "get") return conn.send(privacyResult(iq))
   if (xmlns === "blocklist") return conn.send(result(iq, [{ tag: "list", attrs: {} }]))
   if (xmlns === "md" && child?.tag === "remove-companion-device") {

@@ -4,11 +4,26 @@
 import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, proto, type BinaryNode } from "@whiskeysockets/baileys"
 import type { Connection } from "./connection.js"
 import { decryptFrom, encryptFor, newMessageId, type ReceivedMessage } from "./contacts.js"
+import { mediaOf } from "./media.js"
 import type { Account } from "./pairing.js"
+import { reactionOf } from "./reactions.js"
 import type { SignalParty } from "./signal.js"
 import { textOf, type Entity } from "./stanzas.js"
 
 const now = (): string => `${Math.floor(Date.now() / 1000)}`
+
+/**
+ * The stanza's `<message type>` and the `<enc>` extras, as WhatsApp (and Baileys' own
+ * getMessageType / getMediaType) set them: `reaction` (+ `decrypt-fail=hide`), `media` (+
+ * `mediatype=image|video|ptt|audio|document|sticker`) or `text`. Baileys ignores both on receipt.
+ */
+export const stanzaKind = (message: proto.IMessage): { type: string; enc: Record<string, string> } => {
+  if (message.reactionMessage) return { type: "reaction", enc: { "decrypt-fail": "hide" } }
+  const media = mediaOf(message)
+  if (!media) return { type: "text", enc: {} }
+  const mediatype = media.kind === "audio" && media.fields.ptt ? "ptt" : media.kind
+  return { type: "media", enc: { mediatype } }
+}
 
 /** Encrypt `message` from `party` to the account's linked device and write the `<message>`. */
 export const sendFromParty = async (
@@ -18,11 +33,11 @@ export const sendFromParty = async (
   message: proto.IMessage,
   attrs: { from: string; id?: string } & Record<string, string>
 ): Promise<void> => {
-  const enc = await encryptFor(party, account, message)
+  const { type, enc } = stanzaKind(message)
   conn.send({
     tag: "message",
-    attrs: { type: message.conversation || message.extendedTextMessage ? "text" : "media", t: now(), ...attrs, id: attrs.id ?? newMessageId() },
-    content: [enc]
+    attrs: { type, t: now(), ...attrs, id: attrs.id ?? newMessageId() },
+    content: [await encryptFor(party, account, message, enc)]
   })
 }
 
@@ -63,13 +78,16 @@ export const handleClientMessage = async (host: MessageHost, conn: Connection, a
       const message = await decryptFrom(party, account, enc)
       // copies for the sender's own phone are dropped; another account's phone keeps them
       if (entity.kind === "account" && entity.account === account) continue
+      const content = proto.Message.toObject(message) as proto.IMessage
       const received: ReceivedMessage = {
         from: account.phone,
         to: entity.kind === "contact" ? entity.contact.phone : entity.account.phone,
         toJid: destination,
         id,
         text: textOf(message),
-        message: proto.Message.toObject(message) as proto.IMessage
+        media: mediaOf(content)?.kind,
+        reaction: reactionOf(content),
+        message: content
       }
       host.received.push(received)
       if (entity.kind === "contact") entity.contact.inbox.push(received)

@@ -7,6 +7,8 @@ import { Curve, type BinaryNode, proto } from "@whiskeysockets/baileys"
 import { FakeContact, type ContactHost, type ReceivedMessage } from "./contacts.js"
 import type { Connection } from "./connection.js"
 import { peerCertificates } from "./frames.js"
+import { readMedia, type DownloadedMedia } from "./media.js"
+import { MediaServer } from "./media-server.js"
 import { sendContactReceipt, sendFromParty } from "./messaging.js"
 import { parseQr, type Account } from "./pairing.js"
 import { primaryHello } from "./pairing-code.js"
@@ -18,10 +20,30 @@ export class WaPeer extends PeerServer implements ContactHost {
   static async start(options: WaPeerOptions = {}): Promise<WaPeer> {
     peerCertificates() // make Baileys trust the peer's root before any client connects
     const host = options.host ?? "127.0.0.1"
-    const peer = new WaPeer(await listen(host, options.port ?? 0), options)
+    const peer = new WaPeer(await listen(host, options.port ?? 0), await MediaServer.start(host), options)
     peer.port = (peer.server.address() as AddressInfo).port
     peer.url = `ws://${host}:${peer.port}/ws/chat`
     return peer
+  }
+
+  /** The PEM certificate of the media server: clients must trust it for uploads
+   *  (`fetchAgent: new https.Agent({ ca })`) and downloads (undici `Agent({ connect: { ca } })`). */
+  get mediaCa(): string {
+    return this.media.ca
+  }
+
+  /** `127.0.0.1:<port>` of the media server (the `media_conn` host). */
+  get mediaHost(): string {
+    return this.media.host
+  }
+
+  /**
+   * What the recipient's phone sees of a media message a client sent: the blob fetched from the
+   * media server, MAC and hashes checked, decrypted. Accepts a `ReceivedMessage` or a message.
+   */
+  downloadMedia(received: ReceivedMessage | proto.IMessage): Promise<DownloadedMedia> {
+    const message = "toJid" in received ? received.message : received
+    return readMedia(message, location => this.media.blob(location))
   }
 
   /** The fake contact with this phone number (created on first use, with a fresh LID). */
@@ -108,7 +130,7 @@ export class WaPeer extends PeerServer implements ContactHost {
 
   async close(): Promise<void> {
     for (const conn of this.connections) conn.terminate()
-    await new Promise<void>(resolve => this.server.close(() => resolve()))
+    await Promise.all([new Promise<void>(resolve => this.server.close(() => resolve())), this.media.close()])
   }
 
   // --- ContactHost ---
@@ -128,6 +150,10 @@ export class WaPeer extends PeerServer implements ContactHost {
     const conn = this.live(account).find(c => this.ready.has(c))
     if (conn) await deliver(conn)
     else this.queued.set(account.phone, [...(this.queued.get(account.phone) ?? []), deliver])
+  }
+
+  storeMedia(uploadType: string, encrypted: Buffer): { url: string; directPath: string } {
+    return this.media.store(uploadType, encrypted)
   }
 
   async receiptFromContact(message: ReceivedMessage, type?: string): Promise<void> {

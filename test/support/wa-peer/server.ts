@@ -14,6 +14,7 @@ import { handleClientMessage, sendFromParty } from "./messaging.js"
 import { lidJid, newLidUser, pairSuccessNode, pnJid, verifyPairDeviceSign, type Account, type QrData } from "./pairing.js"
 import { ClientKeys, SignalParty } from "./signal.js"
 import { answerIq } from "./iq.js"
+import type { MediaServer } from "./media-server.js"
 import type { Entity } from "./stanzas.js"
 
 export interface WsServer {
@@ -83,6 +84,8 @@ export class PeerServer extends EventEmitter {
 
   protected constructor(
     protected readonly server: WsServer,
+    /** the HTTPS media server (uploads, downloads) the peer points clients to */
+    readonly media: MediaServer,
     protected readonly options: WaPeerOptions
   ) {
     super()
@@ -134,6 +137,10 @@ export class PeerServer extends EventEmitter {
     for (const conn of this.live(account)) {
       conn.sendAndHangUp(streamError({ code: "401" }, [{ tag: "conflict", attrs: { type: "device_removed" } }]))
     }
+  }
+
+  mediaConn(): BinaryNode {
+    return this.media.mediaConnNode()
   }
 
   // --- connections ---
