@@ -127,6 +127,16 @@ describe("media sends", () => {
     expect(Buffer.from(delivered.bytes).equals(Buffer.from(image))).toBe(true)
   })
 
+  it("an echo contact listens to a voice note: the status reaches played (ack 4)", async () => {
+    const sent = await send("audio", { chatId: "15550004321", media: { data: base64(opus("listen")) }, ptt: true })
+    const played = await eventually(
+      () => gateway().call("GET", `/api/sessions/${alpha.id}/messages/${sent.body.messageId}`),
+      (r) => r.body.status === "played"
+    )
+    expect(played.body.ack).toBe(4)
+    expect(played.body.statusHistory.map((h: { status: string }) => h.status)).toEqual(["pending", "sent", "delivered", "read", "played"])
+  })
+
   it("an echo contact answers with the same media", async () => {
     const image = png("echo me")
     expect((await send("image", { chatId: "15550001234", media: { data: base64(image) } })).status).toBe(201)

@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { eventually, readySession, TEST_KEY, tempDir, type TestGateway } from "./support/gateway.js"
+import { base64, png } from "./support/mediaSamples.js"
 import { type GatewayProcess, useGatewayProcesses } from "./support/process.js"
 
 /**
@@ -41,7 +42,7 @@ const messages = async (gateway: GatewayProcess, sessionId: string, direction: "
   const response = await gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=${direction}`)
   expect(response.status, JSON.stringify(response.body)).toBe(200)
   // Without page/limit the list is not paginated: `{data: [...]}`.
-  return response.body.data as Array<{ id: string; text: string; status: string; fromMe: boolean; chatId: string }>
+  return response.body.data as Array<{ id: string; type: string; text: string; status: string; fromMe: boolean; chatId: string }>
 }
 
 /** Ends the process with `signal` and expects a clean exit (code 0) within 10 s. */
@@ -162,6 +163,35 @@ describe("a crash (SIGKILL) with messages on their way", () => {
     expect(received.every((text) => texts.includes(text))).toBe(true)
     await shutDown(gateway, "SIGTERM")
   }, 15_000)
+})
+
+describe("a crash (SIGKILL) with messages still queued by the pacing", () => {
+  it("sends the queued text and media after the restart, each once, the media's bytes intact", async () => {
+    const dataDir = tempDir("switchboard-process-")
+    // One send a minute: the first goes out, the rest wait in the session's queue.
+    const first = await spawnGateway({ dataDir, env: { ...withKey, SEND_RATE_PER_MINUTE: "1" } })
+    const sender = await readySession(asGateway(first), "paced-sender")
+    const recipient = await readySession(asGateway(first), "paced-recipient")
+    const image = png("queued when killed")
+    const ids = [
+      await sendText(first, sender.id, recipient.phone, "goes at once"),
+      (await first.call("POST", `/api/sessions/${sender.id}/messages/send-image`, { body: { chatId: recipient.phone, media: { data: base64(image) } } })).body.messageId as string,
+      await sendText(first, sender.id, recipient.phone, "waits its turn")
+    ]
+    await eventually(() => messageStatus(first, sender.id, ids[0]!), (status) => status === "delivered")
+    expect(await messageStatus(first, sender.id, ids[1]!)).toBe("pending")
+    first.signal("SIGKILL")
+    await first.exited
+
+    const second = await spawnGateway({ dataDir, env: withKey })
+    for (const id of ids) await eventually(() => messageStatus(second, sender.id, id), (status) => status === "delivered", 10_000)
+    const inbox = await messages(second, recipient.id, "in")
+    expect(inbox.map((message) => message.type).sort()).toEqual(["image", "text", "text"])
+    const received = inbox.find((message) => message.type === "image")!
+    const media = await fetch(`${second.baseUrl}/api/sessions/${recipient.id}/messages/${received.id}/media`, { headers: { "x-api-key": TEST_KEY } })
+    expect(Buffer.from(await media.arrayBuffer()).equals(Buffer.from(image))).toBe(true)
+    await shutDown(second, "SIGTERM")
+  }, 40_000)
 })
 
 describe("SIGINT", () => {

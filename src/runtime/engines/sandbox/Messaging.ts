@@ -48,6 +48,8 @@ export const messagingOf = (switchboard: Switchboard) => {
       } else if (isEchoPhone(recipientPhone)) {
         yield* acknowledge(engineMessageId, "delivered")
         yield* acknowledge(engineMessageId, "read")
+        // An echo contact listens to voice notes, as WhatsApp reports with a `played` receipt.
+        if (payload.type === "media" && payload.media.ptt) yield* acknowledge(engineMessageId, "played")
         yield* schedule(echoReply(line.sessionId, recipientPhone, payload))
       }
       // Anyone else is nobody on this network: the message stays at `sent`, as for a phone that is off.
