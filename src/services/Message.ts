@@ -159,10 +159,18 @@ export const SendMediaRequest = Schema.Struct({
 }).annotations({ identifier: "SendMediaRequest" })
 export type SendMediaRequest = typeof SendMediaRequest.Type
 
-/** One message of a bulk send; `type` says which send it is. */
+const mediaItem = <K extends MediaKind>(kind: K) => Schema.Struct({ type: Schema.Literal(kind), ...SendMediaRequest.fields })
+
+/**
+ * One message of a bulk send; `type` says which send it is. One member per `type` value, so a
+ * refusal speaks only of the send the item asked for.
+ */
 export const BulkItem = Schema.Union(
   Schema.Struct({ type: Schema.Literal("text"), ...SendTextRequest.fields }),
-  Schema.Struct({ type: MediaKind, ...SendMediaRequest.fields })
+  mediaItem("image"),
+  mediaItem("video"),
+  mediaItem("audio"),
+  mediaItem("document")
 )
 export type BulkItem = typeof BulkItem.Type
 
