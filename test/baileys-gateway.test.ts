@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
 import { readdirSync } from "node:fs"
 import { inspect } from "node:util"
-import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
+import { eventually, startGatewayWith, tempDir, TEST_KEY, type TestGateway } from "./support/gateway.js"
+import { base64, opus, pdf, png } from "./support/mediaSamples.js"
 import { startConnectProxy } from "./support/proxies.js"
-import { startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
+import { type MediaKind, type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 
 /**
  * The gateway with ENGINE=baileys, end to end through its REST API, against the loopback
@@ -27,7 +28,8 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
 
   const start = async () => {
     scope = await Effect.runPromise(Scope.make())
-    const engine = BaileysEngineLive({ waWebSocketUrl: peer.url })
+    // The peer's media server has a self-signed certificate: trusted for media, like a CA.
+    const engine = BaileysEngineLive({ waWebSocketUrl: peer.url, mediaCa: peer.mediaCa })
     gateway = await Effect.runPromise(Scope.extend(
       startGatewayWith(engine, {
         dataDir,
@@ -50,6 +52,21 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
   const session = () => gateway.call("GET", `/api/sessions/${sessionId}`)
   const statusIs = (status: string) => eventually(session, (r) => r.body.status === status, 15_000)
   const message = (id: string) => gateway.call("GET", `/api/sessions/${sessionId}/messages/${id}`)
+  const bobsInbox = () => gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=in&chatId=${BOB}@c.us`)
+  /** The gateway's copy of what Bob sent, once stored. */
+  const receivedFromBob = async (match: (m: any) => boolean) =>
+    (await eventually(bobsInbox, (r) => r.body.data.some(match), 15_000)).body.data.find(match)
+  /** The bytes and headers of a message's media, as the API serves them. */
+  const mediaOf = async (id: string) => {
+    const response = await fetch(`${gateway.baseUrl}/api/sessions/${sessionId}/messages/${id}/media`, { headers: { "x-api-key": TEST_KEY } })
+    return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) }
+  }
+  const reactionsOn = (id: string, expected: ReadonlyArray<{ emoji: string; from: string }>) =>
+    eventually(
+      () => message(id),
+      (r) => JSON.stringify(r.body.reactions.map(({ emoji, from }: { emoji: string; from: string }) => ({ emoji, from }))) === JSON.stringify(expected),
+      15_000
+    )
 
   /** Everything written to the console while the engine runs (what an operator's logs get). */
   const printed: Array<string> = []
@@ -191,6 +208,131 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
       15_000
     )
     expect(batch.body).toMatchObject({ total: 3, failed: 0, pending: 0 })
+  })
+
+  /** Sends media through the API; resolves with the gateway's id and what Bob's phone decrypted. */
+  const sendMediaToBob = async (kind: MediaKind, send: () => Promise<{ status: number; body: any }>) => {
+    const arrived = peer.waitFor<ReceivedMessage>("received", (m) => m.to === BOB && m.media === kind, 15_000)
+    const sent = await send()
+    expect(sent.status).toBe(201)
+    const received = await arrived
+    return { messageId: sent.body.messageId as string, media: await peer.downloadMedia(received) }
+  }
+
+  it("sends an image (base64), a document (multipart) and a voice note: the contact decrypts the same bytes, all delivered", async () => {
+    peer.contact(BOB)
+    const image = png("alice to bob")
+    const sentImage = await sendMediaToBob("image", () =>
+      gateway.call("POST", `/api/sessions/${sessionId}/messages/send-image`, {
+        body: { chatId: `+${BOB}`, media: { data: base64(image) }, caption: "one pixel" }
+      }))
+    expect(sentImage.media).toMatchObject({ kind: "image", mimetype: "image/png", caption: "one pixel", ptt: false })
+    expect(sentImage.media.bytes.equals(Buffer.from(image))).toBe(true)
+
+    const document = pdf("alice to bob")
+    const sentDocument = await sendMediaToBob("document", async () => {
+      const form = new FormData()
+      form.append("chatId", BOB)
+      form.append("file", new Blob([document], { type: "application/pdf" }), "Q3 report.pdf")
+      const response = await fetch(`${gateway.baseUrl}/api/sessions/${sessionId}/messages/send-document`, {
+        method: "POST",
+        headers: { "x-api-key": TEST_KEY },
+        body: form
+      })
+      return { status: response.status, body: await response.json() }
+    })
+    expect(sentDocument.media).toMatchObject({ kind: "document", mimetype: "application/pdf", fileName: "Q3 report.pdf" })
+    expect(sentDocument.media.bytes.equals(Buffer.from(document))).toBe(true)
+
+    const voice = opus("alice to bob")
+    const sentVoice = await sendMediaToBob("audio", () =>
+      gateway.call("POST", `/api/sessions/${sessionId}/messages/send-audio`, { body: { chatId: BOB, media: { data: base64(voice) }, ptt: true } }))
+    expect(sentVoice.media).toMatchObject({ kind: "audio", mimetype: expect.stringMatching(/^audio\/ogg/), ptt: true })
+    expect(sentVoice.media.bytes.equals(Buffer.from(voice))).toBe(true)
+
+    // Uploaded over HTTPS to the peer's media server, trusted through mediaCa.
+    expect(peer.media.requests.filter((r) => r.method === "POST" && r.status === 200).map((r) => r.path.split("/")[2])).toEqual(
+      expect.arrayContaining(["image", "document", "audio"])
+    )
+    for (const { messageId } of [sentImage, sentDocument, sentVoice]) {
+      await eventually(() => message(messageId), (r) => r.body.status === "delivered", 15_000)
+    }
+    expect((await message(sentImage.messageId)).body).toMatchObject({ type: "image", caption: "one pixel", media: { mimetype: "image/png" } })
+  })
+
+  it("stores the image, document and voice note the contact sends, and serves their exact bytes", async () => {
+    const bob = peer.contact(BOB)
+    const image = png("bob to alice")
+    const document = pdf("bob to alice")
+    const voice = opus("bob to alice")
+    await bob.sendMedia(ALICE, { kind: "image", bytes: image, mimetype: "image/png", caption: "for alice" })
+    await bob.sendMedia(ALICE, { kind: "document", bytes: document, mimetype: "application/pdf", fileName: "notes.pdf" })
+    await bob.sendMedia(ALICE, { kind: "audio", bytes: voice, mimetype: "audio/ogg; codecs=opus", ptt: true, seconds: 1 })
+
+    const storedImage = await receivedFromBob((m) => m.type === "image" && m.caption === "for alice")
+    expect(storedImage).toMatchObject({
+      chatId: `${BOB}@c.us`,
+      from: `${BOB}@c.us`,
+      fromMe: false,
+      text: null,
+      error: null,
+      media: { mimetype: "image/png", filename: null, size: image.length, ptt: false }
+    })
+    const servedImage = await mediaOf(storedImage.id)
+    expect(servedImage.status).toBe(200)
+    expect(servedImage.headers.get("content-type")).toBe("image/png")
+    expect(servedImage.bytes.equals(Buffer.from(image))).toBe(true)
+
+    const storedDocument = await receivedFromBob((m) => m.type === "document" && m.media?.filename === "notes.pdf")
+    expect(storedDocument).toMatchObject({ caption: null, error: null, media: { mimetype: "application/pdf", size: document.length } })
+    const servedDocument = await mediaOf(storedDocument.id)
+    expect(servedDocument.headers.get("content-type")).toBe("application/pdf")
+    expect(servedDocument.headers.get("content-disposition")).toContain("notes.pdf")
+    expect(servedDocument.bytes.equals(Buffer.from(document))).toBe(true)
+
+    const storedVoice = await receivedFromBob((m) => m.type === "audio")
+    expect(storedVoice).toMatchObject({ error: null, media: { mimetype: "audio/ogg; codecs=opus", ptt: true, size: voice.length } })
+    expect((await mediaOf(storedVoice.id)).bytes.equals(Buffer.from(voice))).toBe(true)
+  })
+
+  it("the contact's reaction to a message the gateway sent shows on it; taking it back empties it", async () => {
+    const bob = peer.contact(BOB)
+    const delivered = peer.waitFor<ReceivedMessage>("received", (m) => m.text === "react to me", 15_000)
+    const sent = await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: BOB, text: "react to me" } })
+    const target = await delivered
+    const inboundBefore = (await bobsInbox()).body.data.length
+    expect(inboundBefore).toBeGreaterThan(0)
+
+    await bob.react(ALICE, target.id, "👍")
+    await reactionsOn(sent.body.messageId, [{ emoji: "👍", from: `${BOB}@c.us` }])
+    await bob.react(ALICE, target.id, "")
+    await reactionsOn(sent.body.messageId, [])
+    // A reaction is a message on the wire, but no chat message: nothing new in the inbox.
+    expect((await bobsInbox()).body.data.length).toBe(inboundBefore)
+  })
+
+  it("a reaction through the API reaches the contact, and the gateway's copy shows it", async () => {
+    const bob = peer.contact(BOB)
+    const id = await bob.send(ALICE, "react to this, alice")
+    const theirs = await receivedFromBob((m) => m.text === "react to this, alice")
+    const arrived = peer.waitFor<ReceivedMessage>("received", (m) => m.reaction?.targetId === id && m.reaction.emoji === "🔥", 15_000)
+    const reacted = await gateway.call("POST", `/api/sessions/${sessionId}/messages/react`, {
+      body: { chatId: `+${BOB}`, messageId: theirs.id, emoji: "🔥" }
+    })
+    expect(reacted.status).toBe(200)
+    // Bob's phone sees a reaction to its own message.
+    expect((await arrived).reaction?.key).toMatchObject({ id, fromMe: false })
+    await reactionsOn(theirs.id, [{ emoji: "🔥", from: `${ALICE}@c.us` }])
+  })
+
+  it("marking a received message read sends WhatsApp a read receipt for it", async () => {
+    const id = await peer.contact(BOB).send(ALICE, "read me")
+    const theirs = await receivedFromBob((m) => m.text === "read me")
+    const receipt = peer.waitFor<{ phone: string; id: string; type: string }>("receipt", (r) => r.id === id && r.type === "read", 15_000)
+    const read = await gateway.call("POST", `/api/sessions/${sessionId}/messages/read`, { body: { chatId: `+${BOB}`, messageIds: [theirs.id] } })
+    expect(read.body).toEqual({ chatId: `${BOB}@c.us`, read: 1 })
+    expect(await receipt).toEqual({ phone: ALICE, id, type: "read" })
+    expect((await message(theirs.id)).body.status).toBe("read")
   })
 
   it("keeps no auth files on disk: credentials and keys live in the database", () => {

@@ -1,9 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
-import { proto, type WAMessage, type WAMessageKey, WAMessageStatus, WAMessageStubType } from "@whiskeysockets/baileys"
+import {
+  type BaileysEventMap,
+  proto,
+  type WAMessage,
+  type WAMessageKey,
+  WAMessageStatus,
+  WAMessageStubType
+} from "@whiskeysockets/baileys"
 import { Effect, Option } from "effect"
-import type { EngineEvent } from "../src/runtime/Engine.js"
+import type { EngineEvent, InboundMessage } from "../src/runtime/Engine.js"
 import type { PhoneOfLid } from "../src/runtime/engines/baileys/jids.js"
+import { MediaRef } from "../src/runtime/engines/baileys/media.js"
 import { fromUpdates, fromUpsert, statusOf } from "../src/runtime/engines/baileys/messages.js"
+import { fromReactions } from "../src/runtime/engines/baileys/reactions.js"
 
 const T = 1_717_000_000
 
@@ -139,13 +148,169 @@ describe("Baileys messages.upsert → MessageReceived", () => {
       expect(message.error?.message).toContain("Bad MAC")
     }))
 
-  it.effect("content the gateway cannot show yet is surfaced as unknown, naming the type", () =>
+  it.effect("content the gateway cannot show yet (a sticker) is surfaced as unknown, naming the type", () =>
     Effect.gen(function*() {
       const message = receivedMessage(only(yield* upsert([
-        received({ remoteJid: "15551234567@s.whatsapp.net", id: "I1" }, { imageMessage: { caption: "look", mimetype: "image/jpeg" } })
+        received({ remoteJid: "15551234567@s.whatsapp.net", id: "I1" }, { stickerMessage: { mimetype: "image/webp", fileLength: 99 } })
       ])))
       expect(message).toMatchObject({ type: "unknown", text: null, error: { code: "UNSUPPORTED_CONTENT" } })
-      expect(message.error?.message).toContain("imageMessage")
+      expect(message.error?.message).toContain("stickerMessage")
+      expect(message.media).toBeUndefined()
+    }))
+})
+
+describe("Baileys media messages → MessageReceived with media", () => {
+  const BOB_LID = { remoteJid: "99887766554433@lid", remoteJidAlt: "15551234567@s.whatsapp.net", addressingMode: "lid" } as const
+  /** The location and keys every media message carries (what the download needs). */
+  const located = {
+    url: "https://mmg.whatsapp.net/v/t62.7118-24/abc_n.enc?ccb=11-4&oh=01_secret&mms3=true",
+    directPath: "/v/t62.7118-24/abc_n.enc?ccb=11-4&oh=01_secret",
+    mediaKey: Buffer.alloc(32, 1),
+    fileSha256: Buffer.alloc(32, 2),
+    fileEncSha256: Buffer.alloc(32, 3),
+    mediaKeyTimestamp: T
+  }
+  const one = (id: string, content: proto.IMessage) =>
+    Effect.map(upsert([received({ ...BOB_LID, id }, content)]), (events) => receivedMessage(only(events)))
+  /** The message without its media's `ref`, which is checked on its own. */
+  const described = ({ media, ...message }: InboundMessage) => ({ ...message, media: media && { ...media, ref: "(ref)" } })
+
+  it.effect("an image with a caption: type, caption, mimetype, and the size from fileLength (a Long)", () =>
+    Effect.gen(function*() {
+      const content = proto.Message.fromObject({ imageMessage: { ...located, mimetype: "image/jpeg", caption: "look", fileLength: 1234 } })
+      // As decoded from the wire: a uint64 is a Long, not a number.
+      expect(typeof content.imageMessage?.fileLength).toBe("object")
+      const message = yield* one("IMG1", content)
+      expect(described(message)).toEqual({
+        engineMessageId: "IMG1",
+        chatId: "15551234567@c.us",
+        from: "15551234567@c.us",
+        fromPhone: "15551234567@c.us",
+        fromLid: "99887766554433@lid",
+        type: "image",
+        text: null,
+        caption: "look",
+        media: { mimetype: "image/jpeg", filename: null, size: 1234, ptt: false, ref: "(ref)" },
+        timestamp: new Date(T * 1000)
+      })
+    }))
+
+  it.effect("the ref holds what downloadMediaMessage needs: the key and the content as received", () =>
+    Effect.gen(function*() {
+      const content = { imageMessage: { ...located, mimetype: "image/png" } }
+      const { media } = yield* one("IMG2", content)
+      expect(media?.ref).toBeInstanceOf(MediaRef)
+      const { message } = media!.ref as MediaRef
+      expect(message.key).toMatchObject({ ...BOB_LID, id: "IMG2", fromMe: false })
+      expect(message.message?.imageMessage).toMatchObject({ directPath: located.directPath, mediaKey: located.mediaKey })
+    }))
+
+  it.effect("a video inside a view-once envelope, without caption or size", () =>
+    Effect.gen(function*() {
+      const message = yield* one("VID1", { viewOnceMessageV2: { message: { videoMessage: { ...located, mimetype: "video/mp4", caption: "" } } } })
+      expect(message).toMatchObject({ type: "video", text: null, caption: null, media: { mimetype: "video/mp4", filename: null, size: null, ptt: false } })
+    }))
+
+  it.effect("audio: a voice note (ptt) in an ephemeral envelope, and a plain audio", () =>
+    Effect.gen(function*() {
+      const voice = yield* one("PTT1", {
+        ephemeralMessage: { message: { audioMessage: { ...located, mimetype: "audio/ogg; codecs=opus", ptt: true, seconds: 3, fileLength: 321 } } }
+      })
+      expect(voice).toMatchObject({ type: "audio", caption: null, media: { mimetype: "audio/ogg; codecs=opus", size: 321, ptt: true } })
+      const song = yield* one("AUD1", { audioMessage: { ...located, mimetype: "audio/mpeg", seconds: 180 } })
+      expect(song).toMatchObject({ type: "audio", media: { mimetype: "audio/mpeg", ptt: false } })
+    }))
+
+  it.effect("a document keeps its fileName; one with a caption comes wrapped in documentWithCaptionMessage", () =>
+    Effect.gen(function*() {
+      const plain = yield* one("DOC1", { documentMessage: { ...located, mimetype: "application/pdf", fileName: "report.pdf", fileLength: 200_000 } })
+      expect(plain).toMatchObject({
+        type: "document",
+        caption: null,
+        media: { mimetype: "application/pdf", filename: "report.pdf", size: 200_000, ptt: false }
+      })
+      const captioned = yield* one("DOC2", {
+        documentWithCaptionMessage: { message: { documentMessage: { ...located, mimetype: "text/csv", fileName: "q3.csv", caption: "Q3" } } }
+      })
+      expect(captioned).toMatchObject({ type: "document", caption: "Q3", media: { mimetype: "text/csv", filename: "q3.csv" } })
+      const nameless = yield* one("DOC3", { documentMessage: { ...located, mimetype: "application/pdf" } })
+      expect(nameless.media?.filename).toBeNull()
+    }))
+})
+
+describe("Baileys messages.reaction → ReactionReceived", () => {
+  const T_MS = 1_717_000_000_123
+  /** What rc14 emits: the target's key (this client's view) and the reaction with its own key. */
+  const reactionEvent = (
+    target: WAMessageKey,
+    own: WAMessageKey,
+    text: string | null,
+    senderTimestampMs: number | null = T_MS
+  ): BaileysEventMap["messages.reaction"][number] => ({
+    key: target,
+    reaction: {
+      ...proto.Reaction.fromObject({ ...(text === null ? {} : { text }), ...(senderTimestampMs === null ? {} : { senderTimestampMs }) }),
+      key: own
+    }
+  })
+  const bobsReaction = { remoteJid: "99887766554433@lid", remoteJidAlt: "15551234567@s.whatsapp.net", fromMe: false, id: "3EB0REACT1" }
+  const reactions = (events: ReadonlyArray<EngineEvent>) =>
+    events.map((event) => {
+      if (event._tag !== "ReactionReceived") throw new Error(`expected ReactionReceived, got ${event._tag}`)
+      return event.reaction
+    })
+
+  it.effect("a contact's reaction to our message: phone ids from remoteJidAlt, the target's id, the Long timestamp", () =>
+    Effect.gen(function*() {
+      const event = reactionEvent({ remoteJid: "99887766554433@lid", fromMe: true, id: "3EB0MINE" }, bobsReaction, "👍")
+      // As decoded from the wire: senderTimestampMs is a Long.
+      expect(typeof event.reaction.senderTimestampMs).toBe("object")
+      expect(reactions(yield* fromReactions([event]))).toEqual([{
+        chatId: "15551234567@c.us",
+        from: "15551234567@c.us",
+        targetEngineMessageId: "3EB0MINE",
+        emoji: "👍",
+        timestamp: new Date(T_MS)
+      }])
+    }))
+
+  it.effect("taking a reaction back: text \"\" (or none at all) is emoji \"\"", () =>
+    Effect.gen(function*() {
+      const target = { remoteJid: "99887766554433@lid", fromMe: false, id: "3EB0THEIRS" }
+      const got = reactions(yield* fromReactions([reactionEvent(target, bobsReaction, ""), reactionEvent(target, bobsReaction, null)]))
+      expect(got.map((r) => [r.targetEngineMessageId, r.emoji])).toEqual([["3EB0THEIRS", ""], ["3EB0THEIRS", ""]])
+    }))
+
+  it.effect("our own reactions (this socket's or the phone's) are dropped, and so is one without a target id", () =>
+    Effect.gen(function*() {
+      const mine = { remoteJid: "15551234567@s.whatsapp.net", fromMe: true, id: "3EB0OWNREACT" }
+      expect(yield* fromReactions([
+        reactionEvent({ remoteJid: "15551234567@s.whatsapp.net", fromMe: false, id: "3EB0THEIRS" }, mine, "🔥"),
+        reactionEvent({ remoteJid: "99887766554433@lid", fromMe: true }, bobsReaction, "🔥")
+      ])).toEqual([])
+    }))
+
+  it.effect("a LID reactor without alt: the mapping store is asked, else the LID is used; in a group the participant reacted", () =>
+    Effect.gen(function*() {
+      const target = { remoteJid: "99887766554433@lid", fromMe: true, id: "3EB0MINE" }
+      const lidOnly = { remoteJid: "99887766554433@lid", fromMe: false, id: "3EB0REACT2" }
+      const known: PhoneOfLid = (lid) => Effect.succeed(lid === "99887766554433@lid" ? Option.some("15551234567@s.whatsapp.net") : Option.none())
+      expect(reactions(yield* fromReactions([reactionEvent(target, lidOnly, "❤️")], known))[0]).toMatchObject({ chatId: "15551234567@c.us", from: "15551234567@c.us" })
+      expect(reactions(yield* fromReactions([reactionEvent(target, lidOnly, "❤️")]))[0]).toMatchObject({ chatId: "99887766554433@lid", from: "99887766554433@lid" })
+
+      const inGroup = reactions(yield* fromReactions([reactionEvent(
+        { remoteJid: "120363012345678901@g.us", fromMe: true, id: "3EB0GROUP" },
+        { remoteJid: "120363012345678901@g.us", participant: "99887766554433@lid", participantAlt: "15551234567@s.whatsapp.net", fromMe: false, id: "3EB0REACT3" },
+        "😂"
+      )]))
+      expect(inGroup).toMatchObject([{ chatId: "120363012345678901@g.us", from: "15551234567@c.us", targetEngineMessageId: "3EB0GROUP" }])
+    }))
+
+  it.effect("the reaction's notify upsert is no chat message", () =>
+    Effect.gen(function*() {
+      expect(yield* upsert([
+        received({ ...bobsReaction }, { reactionMessage: { key: { remoteJid: "99887766554433@lid", fromMe: true, id: "3EB0MINE" }, text: "👍", senderTimestampMs: T_MS } })
+      ])).toEqual([])
     }))
 })
 

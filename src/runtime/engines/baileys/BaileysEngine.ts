@@ -1,5 +1,4 @@
 import {
-  type AnyMessageContent,
   type BaileysEventMap,
   type BinaryNode,
   Browsers,
@@ -8,7 +7,6 @@ import {
   type WAMessage,
   type WASocket
 } from "@whiskeysockets/baileys"
-import type { Agent as HttpsAgent } from "node:https"
 import { Cause, Clock, Effect, Layer, Option, Queue, Runtime, Stream } from "effect"
 import {
   type ConnectOptions,
@@ -16,7 +14,6 @@ import {
   type EngineConnection,
   EngineError,
   EngineEvent,
-  type OutboundContent,
   type ReactCommand,
   type SendCommand
 } from "../../Engine.js"
@@ -29,7 +26,9 @@ import { makeBaileysLogger } from "./logger.js"
 import { SilenceSignalChatter } from "./signalChatter.js"
 import { fromUpdates, fromUpsert } from "./messages.js"
 import { redactProxyUrl } from "../../../services/Session.js"
-import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents, type ProxyAgents } from "./proxy.js"
+import { acquireNetworkAgents, socketConfigOf } from "./agents.js"
+import { contentOf, downloadMedia, sendErrorOf, socketTransfer } from "./media.js"
+import { fromReactions } from "./reactions.js"
 
 export { meOf } from "./connectionUpdate.js"
 
@@ -42,17 +41,18 @@ export { meOf } from "./connectionUpdate.js"
 export interface BaileysEngineOptions {
   /** Where the WhatsApp Web websocket lives; a loopback peer in tests, Baileys' default otherwise. */
   readonly waWebSocketUrl?: string | undefined
+  /**
+   * An extra CA (PEM) trusted for media uploads and downloads, e.g. a loopback peer's
+   * self-signed media server. Not applied to sessions with a proxy.
+   */
+  readonly mediaCa?: string | undefined
 }
 
+type ListenedEvent = "connection.update" | "creds.update" | "messages.upsert" | "messages.update" | "messages.reaction"
 
 /** The Baileys events the engine listens to, in the order they happened. */
 type RawEvent =
-  | {
-    [K in "connection.update" | "creds.update" | "messages.upsert" | "messages.update"]: {
-      readonly name: K
-      readonly data: BaileysEventMap[K]
-    }
-  }["connection.update" | "creds.update" | "messages.upsert" | "messages.update"]
+  | { [K in ListenedEvent]: { readonly name: K; readonly data: BaileysEventMap[K] } }[ListenedEvent]
   /**
    * The server's `<ack class=message>` for a message we sent: WhatsApp's one tick. rc14 emits
    * no event for it (only error acks become a `messages.update`), so we read the stanza.
@@ -66,7 +66,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromise(runtime)
     const { state, saveCreds } = yield* makeStoreAuthState(options.auth)
-    const agents = yield* acquireProxyAgents(options.proxyUrl)
+    const agents = yield* acquireNetworkAgents(options.proxyUrl, engineOptions.mediaCa)
     const logger = makeBaileysLogger(runtime, {
       sessionId: options.sessionId,
       ...Option.match(options.proxyUrl, { onNone: () => ({}), onSome: (url) => ({ proxy: redactProxyUrl(url) }) })
@@ -94,14 +94,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
               return Option.isSome(sent) ? { conversation: sent.value.text } : undefined
             },
             ...(engineOptions.waWebSocketUrl === undefined ? {} : { waWebSocketUrl: engineOptions.waWebSocketUrl }),
-            ...(agents === undefined ? {} : {
-              // agent-base agents are `http.Agent`s that speak TLS when the endpoint does,
-              // which is what `ws` and `https.request` need; Baileys' types ask for `https.Agent`.
-              agent: agents.agent as HttpsAgent,
-              fetchAgent: agents.fetchAgent as HttpsAgent,
-              // Node's global fetch reads `dispatcher`; lib.dom's RequestInit does not know it.
-              options: { dispatcher: agents.dispatcher } as unknown as RequestInit
-            })
+            ...socketConfigOf(agents)
           }),
         catch: (error) => engineErrorOf("CONNECT", error)
       }),
@@ -136,6 +129,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
     listen("connection.update")
     listen("messages.upsert")
     listen("messages.update")
+    listen("messages.reaction")
 
     const phoneOfLid: PhoneOfLid = (lid) =>
       Effect.tryPromise(() => sock.signalRepository.lidMapping.getPNForLID(lid)).pipe(
@@ -156,6 +150,8 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
           return fromUpsert(event.data, phoneOfLid)
         case "messages.update":
           return Effect.succeed(fromUpdates(event.data))
+        case "messages.reaction":
+          return fromReactions(event.data, phoneOfLid)
         case "server.ack":
           // An error ack is reported by Baileys itself as a messages.update with ERROR.
           return Effect.succeed(
@@ -189,8 +185,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
       events: Stream.fromQueue(events).pipe(Stream.takeUntil((event) => event._tag === "Closed")),
       send: (command) => send(sock, options, command),
       react: (command) => react(sock, command),
-      downloadMedia: () =>
-        Effect.fail(new EngineError({ code: "NOT_SUPPORTED", message: "baileys: incoming media is not handled yet", transient: false })),
+      downloadMedia: (media) => downloadMedia(socketTransfer(sock, agents.dispatcher), media),
       requestPairingCode: (phoneNumber) => requestPairingCode(sock, phoneNumber),
       markRead: (chatId, ids) =>
         Effect.tryPromise({
@@ -200,44 +195,6 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
       logout: Effect.tryPromise({ try: () => sock.logout(), catch: (error) => engineErrorOf("LOGOUT", error) })
     } satisfies EngineConnection
   })
-
-const acquireProxyAgents = (proxyUrl: Option.Option<string>) =>
-  Option.match(proxyUrl, {
-    onNone: () => Effect.succeed<ProxyAgents | undefined>(undefined),
-    onSome: (url) =>
-      Effect.acquireRelease(
-        Effect.try({
-          try: (): ProxyAgents | undefined => makeProxyAgents(url),
-          catch: (error) =>
-            new EngineError({
-              code: "INVALID_PROXY",
-              // InvalidProxyUrl carries the redacted URL only; anything else gets no detail.
-              message: error instanceof InvalidProxyUrl ? error.message : `invalid proxy URL ${redactProxyUrl(url)}`,
-              transient: false
-            })
-        }),
-        (agents) => agents === undefined ? Effect.void : Effect.promise(() => closeProxyAgents(agents))
-      )
-  })
-
-/** The gateway's content in Baileys' terms (media goes as a Buffer: Baileys encrypts and uploads it). */
-const contentOf = (content: OutboundContent, mentions: ReadonlyArray<string> | undefined): AnyMessageContent => {
-  const mentioned = mentions === undefined || mentions.length === 0 ? {} : { mentions: [...mentions] }
-  if (content.type === "text") return { text: content.text, ...mentioned }
-  const { caption, data, filename, kind, mimetype, ptt } = content.media
-  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-  const captioned = caption === null ? {} : { caption, ...mentioned }
-  switch (kind) {
-    case "image":
-      return { image: bytes, mimetype, ...captioned }
-    case "video":
-      return { video: bytes, mimetype, ...captioned }
-    case "audio":
-      return { audio: bytes, mimetype, ptt }
-    case "document":
-      return { document: bytes, mimetype, fileName: filename ?? "file", ...captioned }
-  }
-}
 
 /**
  * Sends with the id the gateway chose, so a resend after a crash is the same message.
@@ -257,7 +214,7 @@ const send = (sock: WASocket, options: ConnectOptions, command: SendCommand) =>
           contentOf(command.content, mentions),
           { messageId: command.engineMessageId, ...(quoted === undefined ? {} : { quoted }) }
         ),
-      catch: (error) => engineErrorOf("SEND", error)
+      catch: sendErrorOf
     })
     const seconds = Number(sent?.messageTimestamp?.toString() ?? 0)
     return {

@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import type { MessageStatus } from "../../../services/Message.js"
 import { EngineEvent, type InboundMessage } from "../../Engine.js"
 import { isStatusBroadcast, noPhoneLookup, type PhoneOfLid, senderIdsOf } from "./jids.js"
+import { type MediaContent, mediaContentOf, mediaRefOf } from "./media.js"
 
 /**
  * Baileys message events → the engine's events. Pure apart from the LID → phone lookup, so
@@ -75,6 +76,7 @@ const notAMessageKeys = new Set([
 
 type Readable =
   | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "media"; readonly media: MediaContent }
   | { readonly kind: "unsupported"; readonly contentType: string }
   | { readonly kind: "ignore" }
 
@@ -87,6 +89,8 @@ export const readContent = (message: proto.IMessage | null | undefined): Readabl
   }
   const extended = content.extendedTextMessage?.text
   if (typeof extended === "string") return { kind: "text", text: extended }
+  const media = mediaContentOf(content)
+  if (media !== null) return { kind: "media", media }
   const keys = Object.keys(content).filter((key) => (content as Record<string, unknown>)[key] != null)
   if (keys.some((key) => notAMessageKeys.has(key))) return { kind: "ignore" }
   const substantive = keys.filter((key) => !protocolOnlyKeys.has(key))
@@ -123,6 +127,10 @@ export const inboundOf = (message: WAMessage, phoneOfLid: PhoneOfLid = noPhoneLo
       } satisfies InboundMessage
     }
     if (readable.kind === "text") return { ...base, type: "text", text: readable.text } satisfies InboundMessage
+    if (readable.kind === "media") {
+      const { caption, kind, ...media } = readable.media
+      return { ...base, type: kind, text: null, caption, media: { ...media, ref: mediaRefOf(message) } } satisfies InboundMessage
+    }
     return {
       ...base,
       type: "unknown",
