@@ -5,7 +5,7 @@ import { storeFromSettings } from "../src/layers/App.js"
 import { MediaStore } from "../src/layers/media/MediaStore.js"
 import { MessageRepo } from "../src/layers/store/MessageRepo.js"
 import { SessionRepo } from "../src/layers/store/SessionRepo.js"
-import { EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
+import { EngineError, EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
 import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEvents.js"
 import { type DomainEvent, Events } from "../src/services/Events.js"
 import { letFibersRun } from "./support/core.js"
@@ -60,6 +60,69 @@ describe("inbound messages from an engine", () => {
         const received = Chunk.toReadonlyArray(yield* Ref.get(seen)).filter((e) => e.event === "message.received")
         expect(received.map((e) => (e.data as { message: { type: string } }).message.type)).toEqual(["unknown", "text"])
         expect(received[1]!.data).toMatchObject({ phone: "15550002222@c.us", lid: "200000000000001@lid" })
+      }).pipe(Effect.provide(layer))
+    }))
+
+  it.scoped("keeps received media in the media store; a failed or oversized download keeps the message, marked", () =>
+    Effect.gen(function*() {
+      const dataDir = tempDir()
+      const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
+      const layer = Layer.mergeAll(storeFromSettings(settings), Events.layer, MediaStore.localDisk(`${dataDir}/media`))
+      yield* Effect.gen(function*() {
+        yield* (yield* SessionRepo).insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))
+        const bytes = new Uint8Array([1, 2, 3, 4, 5])
+        const downloads: Array<unknown> = []
+        const context: InboundContext = {
+          sessionId: "s1",
+          media: { incoming: "store", maxBytes: 10 },
+          downloadMedia: (media) =>
+            Effect.suspend(() => {
+              downloads.push(media.ref)
+              return media.ref === "gone"
+                ? Effect.fail(new EngineError({ code: "MEDIA_GONE", message: "the media expired", transient: false }))
+                : Effect.succeed(media.ref === "big" ? new Uint8Array(11) : bytes)
+            }),
+          setStatus: () => Effect.void,
+          showQr: () => Effect.void,
+          markReady: Effect.void
+        }
+        const image = (engineMessageId: string, ref: string, size: number | null) =>
+          handleEngineEvent(EngineEvent.MessageReceived({
+            message: inbound({
+              engineMessageId,
+              type: "image",
+              text: null,
+              caption: "a picture",
+              media: { mimetype: "image/png", filename: null, size, ptt: false, ref }
+            })
+          }), context)
+        const messages = yield* MessageRepo
+        const store = yield* MediaStore
+        const stored = (engineMessageId: string) => Effect.map(messages.findByEngineId("s1", engineMessageId), Option.getOrThrow)
+
+        yield* image("OK", "ok", 5)
+        const ok = yield* stored("OK")
+        expect(ok).toMatchObject({ type: "image", caption: "a picture", media: { size: 5, stored: true }, error: null })
+        expect(Option.getOrThrow(yield* store.read(`s1/${ok.id}`))).toEqual(bytes)
+
+        yield* image("GONE", "gone", 5)
+        expect(yield* stored("GONE")).toMatchObject({ media: { stored: false }, error: { code: "MEDIA_DOWNLOAD_FAILED" } })
+
+        // Announced too large: not even downloaded. Larger than announced: downloaded, not kept.
+        yield* image("BIG", "never", 11)
+        yield* image("LIAR", "big", 5)
+        expect(yield* stored("BIG")).toMatchObject({ media: { stored: false }, error: { code: "MEDIA_TOO_LARGE" } })
+        expect(yield* stored("LIAR")).toMatchObject({ media: { stored: false }, error: { code: "MEDIA_TOO_LARGE" } })
+        expect(downloads).toEqual(["ok", "gone", "big"])
+
+        // First unreadable, then resent readable: the same message takes the media.
+        yield* handleEngineEvent(EngineEvent.MessageReceived({
+          message: inbound({ engineMessageId: "LATE", type: "unknown", text: null, error: { code: "DECRYPTION_FAILED", message: "no session" } })
+        }), context)
+        yield* image("LATE", "ok", 5)
+        const late = yield* stored("LATE")
+        expect(late).toMatchObject({ type: "image", caption: "a picture", media: { stored: true }, error: null })
+        expect(Option.isSome(yield* store.read(`s1/${late.id}`))).toBe(true)
       }).pipe(Effect.provide(layer))
     }))
 })

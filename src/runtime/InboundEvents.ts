@@ -63,7 +63,10 @@ const storeInbound = (context: InboundContext, inbound: InboundMessage) =>
       // be now takes its content, and is announced as received.
       const readable = inbound.type !== "unknown" && existing.value.type === "unknown"
       if (!readable) return
-      if (!(yield* messages.reviseUnreadable(existing.value.id, inbound, new Date().toISOString()))) return
+      const id = existing.value.id
+      const kept = inbound.media === undefined ? undefined : yield* keepMedia(context, id, inbound.media)
+      const content = { type: inbound.type, text: inbound.text, caption: inbound.caption ?? null, media: kept?.media ?? null, error: kept?.error ?? null }
+      if (!(yield* messages.reviseUnreadable(id, content, new Date().toISOString()))) return
       return yield* announceReceived(sessionId, existing.value.id, inbound)
     }
     const sessions = yield* SessionRepo

@@ -159,11 +159,14 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
 
     /**
      * A message first stored as unreadable (`unknown`, e.g. DECRYPTION_FAILED) arrived again and
-     * can be read: keep its id and history, take the content, clear the error.
+     * can be read: keep its id and history, take the content (media included), and the error
+     * only if keeping the media failed.
      */
     const reviseUnreadable = Effect.fn("MessageRepo.reviseUnreadable")(
-      (id: string, content: { readonly type: MessageRow["type"]; readonly text: string | null }, at: string) =>
-        sql<{ readonly id: string }>`UPDATE messages SET type = ${content.type}, body = ${content.text}, error = NULL, updated_at = ${at}
+      (id: string, content: Pick<MessageRow, "type" | "text" | "caption" | "media" | "error">, at: string) =>
+        sql<{ readonly id: string }>`UPDATE messages SET type = ${content.type}, body = ${content.text},
+          caption = ${content.caption}, media = ${toJsonColumn(content.media)}, error = ${toJsonColumn(content.error)},
+          updated_at = ${at}
           WHERE id = ${id} AND type = ${"unknown"} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
       Effect.orDie
     )
