@@ -246,7 +246,8 @@ const make = Effect.gen(function*() {
             item.type === "text"
               ? Effect.succeed({ content: textContent(item.text), data: null })
               : takeInMedia({ ...item, kind: item.type, source: item.media }),
-          { concurrency: 4 }
+          // URL fetches wait on the network: a few at once. Anything else is CPU work, done in one go.
+          { concurrency: request.messages.some((item) => item.type !== "text" && "url" in item.media) ? 4 : 1 }
         )
         const rows = items.map(({ content }, i) => outboundRow(session, request.messages[i]!, content, batchId))
         yield* keepMedia(rows.flatMap((row, i) => {
