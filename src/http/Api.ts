@@ -6,7 +6,9 @@ import {
   Conflict,
   EngineFailure,
   EngineTimeout,
+  Forbidden,
   InternalError,
+  NotSupported,
   NotFound,
   PayloadTooLarge,
   ServiceUnavailable,
@@ -193,6 +195,8 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .addError(wireError(ValidationFailed))
   .addError(wireError(NotFound))
   .addError(wireError(Conflict))
+  .addError(wireError(Forbidden))
+  .addError(wireError(NotSupported))
   .addError(wireError(EngineFailure))
   .addError(wireError(EngineTimeout))
   .addError(wireError(InternalError))

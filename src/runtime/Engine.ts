@@ -1,6 +1,15 @@
 import { Context, Data, Effect, Option, Scope, Stream } from "effect"
 import type { MediaKind, MessageStatus } from "../services/Message.js"
 import type { Me } from "../services/Session.js"
+import type {
+  ChannelOperations,
+  ContactOperations,
+  ContactSeen,
+  GroupChange,
+  GroupOperations,
+  LabelChange,
+  LabelOperations
+} from "./EngineDirectory.js"
 
 /**
  * The only boundary between Switchboard and the network. A session actor asks its engine for
@@ -91,6 +100,9 @@ export type EngineEvent = Data.TaggedEnum<{
   Ready: { readonly me: Me }
   MessageReceived: { readonly message: InboundMessage }
   ReactionReceived: { readonly reaction: InboundReaction }
+  GroupChanged: { readonly change: GroupChange }
+  LabelChanged: { readonly change: LabelChange }
+  ContactsSeen: { readonly contacts: ReadonlyArray<ContactSeen> }
   /** A status change of a message this session sent. */
   MessageStatusChanged: {
     readonly engineMessageId: string
@@ -102,11 +114,20 @@ export type EngineEvent = Data.TaggedEnum<{
 }>
 export const EngineEvent = Data.taggedEnum<EngineEvent>()
 
+/**
+ * How the API answers an engine's refusal: the thing asked about does not exist (404), the
+ * account may not do it (403: not a group admin…), it conflicts with the account's state (409:
+ * not a business account…), the engine cannot do it at all (501), or the request is invalid (400).
+ * Without one, an engine failure is a 502.
+ */
+export type EngineRefusal = "not_found" | "forbidden" | "conflict" | "not_supported" | "invalid"
+
 export class EngineError extends Data.TaggedError("EngineError")<{
   readonly code: string
   readonly message: string
   /** True when retrying later may succeed (connection dropped, timeout). */
   readonly transient: boolean
+  readonly refusal?: EngineRefusal | undefined
 }> {}
 
 /**
@@ -184,6 +205,10 @@ export interface EngineConnection {
   readonly markRead: (chatId: string, engineMessageIds: ReadonlyArray<string>) => Effect.Effect<void, EngineError>
   /** Unlinks the account on the server side; the connection closes afterwards. */
   readonly logout: Effect.Effect<void, EngineError>
+  readonly groups: GroupOperations
+  readonly channels: ChannelOperations
+  readonly labels: LabelOperations
+  readonly contacts: ContactOperations
 }
 
 export class Engine extends Context.Tag("switchboard/Engine")<Engine, {

@@ -3,7 +3,7 @@ import { MediaStore } from "../layers/media/MediaStore.js"
 import { AuthRepo } from "../layers/store/AuthRepo.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
-import { Conflict, EngineFailure } from "../services/Errors.js"
+import { Conflict, type EngineCallError, toApiError } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { type LastError, runningStatuses, type SessionStatus } from "../services/Session.js"
 import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./Engine.js"
@@ -35,7 +35,7 @@ export type ActorCommand = Data.TaggedEnum<{
   UseConnection: {
     readonly required: SessionStatus
     readonly use: (connection: EngineConnection) => Effect.Effect<unknown, EngineError>
-    readonly reply: Deferred.Deferred<unknown, Conflict | EngineFailure>
+    readonly reply: Deferred.Deferred<unknown, EngineCallError>
   }
   /** Internal: the link loop reached a terminal status (generation guards against stale news). */
   LinkEnded: { readonly generation: number }
@@ -229,7 +229,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
      */
     const answerWithConnection = <A>(
       required: SessionStatus,
-      reply: Deferred.Deferred<A, Conflict | EngineFailure>,
+      reply: Deferred.Deferred<A, EngineCallError>,
       use: (conn: EngineConnection) => Effect.Effect<A, EngineError>
     ) =>
       Effect.gen(function*() {
@@ -237,9 +237,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         const { status } = yield* SubscriptionRef.get(state)
         const result = Option.isNone(conn) || status !== required
           ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `the session is ${status}; this needs it ${required}` }))
-          : use(conn.value).pipe(Effect.mapError((e) =>
-            new EngineFailure({ code: "ENGINE_ERROR", message: e.message, details: { engineCode: e.code } })
-          ))
+          : use(conn.value).pipe(Effect.mapError(toApiError))
         yield* Effect.forkScoped(Effect.intoDeferred(result, reply))
       })
 

@@ -16,7 +16,7 @@ import {
 } from "effect"
 import { MediaStore } from "../layers/media/MediaStore.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
-import { type Conflict, type EngineFailure, EngineTimeout } from "../services/Errors.js"
+import { type EngineCallError, EngineTimeout } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { runningStatuses, type SessionStatus } from "../services/Session.js"
 import { Engine, type EngineConnection, type EngineError } from "./Engine.js"
@@ -63,7 +63,7 @@ export interface SessionSupervisorService {
     sessionId: string,
     required: SessionStatus,
     use: (connection: EngineConnection) => Effect.Effect<A, EngineError>
-  ) => Effect.Effect<A, Conflict | EngineFailure | EngineTimeout>
+  ) => Effect.Effect<A, EngineCallError | EngineTimeout>
   /** The live state of a running session. */
   readonly state: (sessionId: string) => Effect.Effect<Option.Option<ActorState>>
   /** The live state of a running session and its changes; empty when it is not running. */
@@ -199,10 +199,10 @@ const make = (settings: ActorSettings) =>
       })
 
     /** A command that expects an answer: refused when the session is not running, bounded in time. */
-    const ask = <A>(sessionId: string, command: (reply: Deferred.Deferred<A, Conflict | EngineFailure>) => ActorCommand) =>
+    const ask = <A>(sessionId: string, command: (reply: Deferred.Deferred<A, EngineCallError>) => ActorCommand) =>
       Effect.gen(function*() {
         const handle = yield* handleOf(sessionId)
-        const reply = yield* Deferred.make<A, Conflict | EngineFailure>()
+        const reply = yield* Deferred.make<A, EngineCallError>()
         const accepted = Option.isSome(handle) && (yield* handle.value.mailbox.offer(command(reply)))
         if (!accepted) return yield* Effect.fail(sessionNotRunning)
         return yield* Deferred.await(reply).pipe(Effect.timeoutFail({
@@ -241,8 +241,8 @@ const make = (settings: ActorSettings) =>
         use: (connection: EngineConnection) => Effect.Effect<A, EngineError>
       ) =>
         // The mailbox is not generic: the answer travels as `unknown` and is what `use` gave.
-        ask(sessionId, (reply: Deferred.Deferred<unknown, Conflict | EngineFailure>) =>
-          ActorCommand.UseConnection({ required, use, reply })) as Effect.Effect<A, Conflict | EngineFailure | EngineTimeout>,
+        ask(sessionId, (reply: Deferred.Deferred<unknown, EngineCallError>) =>
+          ActorCommand.UseConnection({ required, use, reply })) as Effect.Effect<A, EngineCallError | EngineTimeout>,
       state: (sessionId) =>
         Effect.flatMap(handleOf(sessionId), Option.match({
           onNone: () => Effect.succeedNone,

@@ -122,3 +122,28 @@ export const sessionNotFound = (sessionId: string) =>
   new NotFound({ code: "SESSION_NOT_FOUND", message: `Session ${sessionId} does not exist` })
 export const messageNotFound = (messageId: string) =>
   new NotFound({ code: "MESSAGE_NOT_FOUND", message: `Message ${messageId} does not exist` })
+
+/** What an engine call made through a session can fail with, as the API answers it. */
+export type EngineCallError = Conflict | EngineFailure | NotFound | Forbidden | NotSupported | ValidationFailed
+
+const refusalClasses = {
+  not_found: NotFound,
+  forbidden: Forbidden,
+  conflict: Conflict,
+  not_supported: NotSupported,
+  invalid: ValidationFailed
+} as const
+
+/**
+ * An engine's failure as the API answers it: a refusal keeps the engine's code with its status
+ * (GROUP_NOT_FOUND 404, NOT_GROUP_ADMIN 403, NOT_A_BUSINESS_ACCOUNT 409…); anything else is a
+ * 502 ENGINE_ERROR carrying the engine's code in `details`.
+ */
+export const toApiError = (error: {
+  readonly code: string
+  readonly message: string
+  readonly refusal?: keyof typeof refusalClasses | undefined
+}): EngineCallError =>
+  error.refusal === undefined
+    ? new EngineFailure({ code: "ENGINE_ERROR", message: error.message, details: { engineCode: error.code } })
+    : new refusalClasses[error.refusal]({ code: error.code, message: error.message })

@@ -82,3 +82,20 @@ export const phoneOfChatId = (chatId: string): string | null => {
   const match = /^(\d+)@c\.us$/.exec(chatId)
   return match ? match[1]! : null
 }
+
+/** A group's id, `<digits>-<digits>@g.us` or `<digits>@g.us`, as the API shows it. */
+export const GroupId = Schema.String.pipe(
+  Schema.pattern(/^[0-9-]{1,64}@g\.us$/, { message: () => "a group id looks like 120363012345678901@g.us" })
+)
+
+/** A channel's id, `<digits>@newsletter`. */
+export const ChannelId = Schema.String.pipe(
+  Schema.pattern(/^[0-9]{1,64}@newsletter$/, { message: () => "a channel id looks like 120363012345678901@newsletter" })
+)
+
+/** A person: a phone number (normalised to `…@c.us`) or a `…@lid` privacy id. */
+export const PersonIdFromInput = ChatIdFromInput.pipe(
+  Schema.filter((id) => id.endsWith("@c.us") || id.endsWith("@lid"), {
+    message: () => "a participant is a phone number (…@c.us) or a privacy id (…@lid)"
+  })
+)

@@ -8,7 +8,7 @@ import { Engine } from "../runtime/Engine.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import {
   Conflict,
-  type EngineFailure,
+  type EngineCallError,
   type EngineTimeout,
   messageNotFound,
   NotFound,
@@ -55,7 +55,7 @@ export interface MessagingService {
   /** Sets this session's reaction on a message of the chat; `emoji` "" takes it back. */
   readonly react: (sessionId: string, request: ReactRequest) => Effect.Effect<
     { readonly messageId: string; readonly chatId: string; readonly emoji: string },
-    NotFound | Conflict | EngineFailure | EngineTimeout
+    EngineCallError | EngineTimeout
   >
   /**
    * Sends read receipts for received messages of a chat (the given ones, or every unread one)
@@ -63,7 +63,7 @@ export interface MessagingService {
    */
   readonly markRead: (sessionId: string, request: MarkReadRequest) => Effect.Effect<
     { readonly chatId: string; readonly read: number },
-    NotFound | Conflict | EngineFailure | EngineTimeout
+    EngineCallError | EngineTimeout
   >
   /** Stores every message (all or none) as one batch, queued with the session's pacing. */
   readonly sendBulk: (sessionId: string, request: SendBulkRequest) => Effect.Effect<

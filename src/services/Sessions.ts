@@ -3,7 +3,7 @@ import QRCode from "qrcode"
 import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { Conflict, type EngineFailure, type EngineTimeout, type NotFound } from "./Errors.js"
+import { Conflict, type EngineCallError, type EngineTimeout, type NotFound } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
 import type { Page, PageRequest } from "./Pagination.js"
 import {
@@ -30,7 +30,7 @@ export interface SessionsService {
   readonly pairingCode: (
     sessionId: string,
     phoneNumber: string
-  ) => Effect.Effect<{ readonly code: string }, NotFound | Conflict | EngineFailure | EngineTimeout>
+  ) => Effect.Effect<{ readonly code: string }, EngineCallError | EngineTimeout>
   readonly me: (sessionId: string) => Effect.Effect<Me, NotFound | Conflict>
   /** The proxy as shown to callers (password redacted), or null for a direct connection. */
   readonly getProxy: (sessionId: string) => Effect.Effect<Session["proxy"], NotFound>

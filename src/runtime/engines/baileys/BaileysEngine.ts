@@ -17,6 +17,7 @@ import {
   type ReactCommand,
   type SendCommand
 } from "../../Engine.js"
+import { noDirectory } from "../notSupported.js"
 import { phoneNumberPattern } from "../../../services/Ids.js"
 import { makeStoreAuthState } from "./authState.js"
 import { makeConnectionTranslator } from "./connectionUpdate.js"
@@ -192,7 +193,8 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
           try: () => sock.readMessages(ids.map((id) => ({ remoteJid: toWireJid(chatId), id, fromMe: false }))),
           catch: (error) => engineErrorOf("MARK_READ", error)
         }),
-      logout: Effect.tryPromise({ try: () => sock.logout(), catch: (error) => engineErrorOf("LOGOUT", error) })
+      logout: Effect.tryPromise({ try: () => sock.logout(), catch: (error) => engineErrorOf("LOGOUT", error) }),
+      ...noDirectory("baileys")
     } satisfies EngineConnection
   })
 

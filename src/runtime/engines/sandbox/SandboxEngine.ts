@@ -1,5 +1,6 @@
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
 import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent } from "../../Engine.js"
+import { noDirectory } from "../notSupported.js"
 import { newPairingCode, newQrRef, newSandboxMessageId } from "./identity.js"
 import { type SandboxLine, SandboxNetwork } from "./SandboxNetwork.js"
 
@@ -77,7 +78,8 @@ const connect = (network: SandboxNetwork["Type"], { sessionId, auth }: ConnectOp
           Effect.tap(() => Effect.forkIn(enterPairingCodeSoon, scope))
         ),
       markRead: line.markRead,
-      logout: logout(line, auth.clear)
+      logout: logout(line, auth.clear),
+      ...noDirectory("sandbox")
     } satisfies EngineConnection
   })
 
