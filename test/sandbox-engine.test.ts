@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { MediaStore } from "../src/layers/media/MediaStore.js"
 import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.js"
-import { type HeldEntry, SandboxLedger, type SentMessage } from "../src/runtime/engines/sandbox/Ledger.js"
+import { type DirectoryKind, type HeldEntry, SandboxLedger, type SentMessage } from "../src/runtime/engines/sandbox/Ledger.js"
 import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
 import { type SandboxFaults, SandboxNetwork, type SandboxNetworkOptions, sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
 import { heldRows, ledgerAt } from "./support/sqlLedger.js"
@@ -36,12 +36,17 @@ const makeMemoryLedger = () => {
   const held = new Map<string, HeldEntry>()
   const sent = new Map<string, SentMessage>()
   const holdWrites = new Map<string, number>()
+  const records = new Map<string, string>()
   const rowId = (sessionId: string, key: string) => `${sessionId} ${key}`
   const ledger: SandboxLedger["Type"] = {
     load: Effect.sync(() => ({
       phoneOwners: [...owners],
       held: [...held.values()].sort((a, b) => a.seq - b.seq),
-      sent: [...sent]
+      sent: [...sent],
+      directory: [...records].map(([row, json]) => {
+        const [kind, id] = JSON.parse(row) as [DirectoryKind, string]
+        return { kind, id, json }
+      })
     })),
     rememberOwner: (phone, sessionId) => Effect.sync(() => void owners.set(phone, sessionId)),
     hold: (sessionId, key, seq, event) =>
@@ -56,7 +61,9 @@ const makeMemoryLedger = () => {
         for (const [id, entry] of held) if (entry.sessionId === sessionId) held.delete(id)
         for (const [phone, owner] of owners) if (owner === sessionId) owners.delete(phone)
         for (const [id, message] of sent) if (message.senderSessionId === sessionId) sent.delete(id)
-      })
+      }),
+    putRecord: (kind, id, json) =>
+      Effect.sync(() => void (json === null ? records.delete(JSON.stringify([kind, id])) : records.set(JSON.stringify([kind, id]), json)))
   }
   return {
     ledger,

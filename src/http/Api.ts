@@ -1,6 +1,5 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { CurrentPrincipal } from "../services/ApiKeys.js"
 import { HealthReport } from "../services/Health.js"
 import {
   Conflict,
@@ -13,7 +12,6 @@ import {
   PayloadTooLarge,
   ServiceUnavailable,
   UnsupportedMediaType,
-  Unauthorized,
   ValidationFailed,
   wireError
 } from "../services/Errors.js"
@@ -42,6 +40,8 @@ import {
   SessionStatus,
   SetProxyRequest
 } from "../services/Session.js"
+import { Authentication } from "./Authentication.js"
+import { ChannelsGroup, ContactsGroup, GroupsGroup, LabelsGroup } from "./DirectoryApi.js"
 import { SendMediaPayload } from "./mediaRequest.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
@@ -50,14 +50,7 @@ import { ListBody, PageParams } from "./Pagination.js"
  * (`HttpApiClient.make(SwitchboardApi)`) and the OpenAPI document come from the same value.
  */
 
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  failure: wireError(Unauthorized),
-  provides: CurrentPrincipal,
-  security: {
-    apiKey: HttpApiSecurity.apiKey({ key: "X-API-Key", in: "header" }),
-    bearer: HttpApiSecurity.bearer
-  }
-}) {}
+export { Authentication }
 
 const sessionPath = Schema.Struct({ sessionId: Schema.String })
 const messagePath = Schema.Struct({ sessionId: Schema.String, messageId: Schema.String })
@@ -192,6 +185,10 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .add(HealthGroup)
   .add(SessionsGroup)
   .add(MessagesGroup)
+  .add(GroupsGroup)
+  .add(ChannelsGroup)
+  .add(LabelsGroup)
+  .add(ContactsGroup)
   .addError(wireError(ValidationFailed))
   .addError(wireError(NotFound))
   .addError(wireError(Conflict))

@@ -1,7 +1,16 @@
-import { Headers, HttpServerRequest } from "@effect/platform"
+import { Headers, HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import { ApiKeys } from "../services/ApiKeys.js"
-import { Authentication } from "./Api.js"
+import { ApiKeys, CurrentPrincipal } from "../services/ApiKeys.js"
+import { Unauthorized, wireError } from "../services/Errors.js"
+
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
+  failure: wireError(Unauthorized),
+  provides: CurrentPrincipal,
+  security: {
+    apiKey: HttpApiSecurity.apiKey({ key: "X-API-Key", in: "header" }),
+    bearer: HttpApiSecurity.bearer
+  }
+}) {}
 
 /** `X-API-Key: <key>`, or else `Authorization: Bearer <key>`; empty when neither is sent. */
 const credentialOf = (request: HttpServerRequest.HttpServerRequest) =>

@@ -6,13 +6,22 @@ import { VERSION } from "../services/Health.js"
 import { SwitchboardApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { ErrorResponses } from "./ErrorResponses.js"
+import { ChannelsHandlers, ContactsHandlers, GroupsHandlers, LabelsHandlers } from "./handlers/Directory.js"
 import { HealthHandlers } from "./handlers/Health.js"
 import { MessagesHandlers } from "./handlers/Messages.js"
 import { SessionsHandlers } from "./handlers/Sessions.js"
 
 /** The API with every handler; needs the services (Sessions, Messaging, ApiKeys, Health). */
 export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
-  Layer.provide([HealthHandlers, SessionsHandlers, MessagesHandlers]),
+  Layer.provide([
+    HealthHandlers,
+    SessionsHandlers,
+    MessagesHandlers,
+    GroupsHandlers,
+    ChannelsHandlers,
+    LabelsHandlers,
+    ContactsHandlers
+  ]),
   Layer.provide(AuthenticationLive)
 )
 

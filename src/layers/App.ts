@@ -8,7 +8,11 @@ import { SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { ApiKeys } from "../services/ApiKeys.js"
+import { Channels } from "../services/Channels.js"
+import { Contacts } from "../services/Contacts.js"
 import { Events } from "../services/Events.js"
+import { Groups } from "../services/Groups.js"
+import { Labels } from "../services/Labels.js"
 import { Health } from "../services/Health.js"
 import { MediaIntake } from "../services/MediaIntake.js"
 import { Messaging } from "../services/Messaging.js"
@@ -23,7 +27,7 @@ import { RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "./store/i
  */
 export const sandboxEngineLayer = (settings: Settings) =>
   SandboxEngineLive.pipe(
-    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay })),
+    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay, businessByDefault: settings.sandboxBusiness })),
     Layer.provide(SqlSandboxLedger)
   )
 
@@ -57,7 +61,16 @@ export const SwitchboardCore = <EngineOut, E, R>(
     pacing: settings.pacing,
     media: { incoming: settings.media.incoming, maxBytes: settings.media.maxBytes }
   }).pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
-  const services = Layer.mergeAll(Sessions.layer, Messaging.layer, ApiKeys.layer, Health.layer).pipe(
+  const services = Layer.mergeAll(
+    Sessions.layer,
+    Messaging.layer,
+    Groups.layer,
+    Channels.layer,
+    Labels.layer,
+    Contacts.layer,
+    ApiKeys.layer,
+    Health.layer
+  ).pipe(
     Layer.provideMerge(MediaIntake.layer),
     Layer.provideMerge(runtime)
   )

@@ -17,6 +17,8 @@ export interface Settings {
   readonly waWebSocketUrl: Option.Option<string>
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly sandboxPairDelay: Duration.Duration
+  /** Sandbox sessions are WhatsApp Business accounts (labels work); tests mark single ones instead. */
+  readonly sandboxBusiness: boolean
   readonly reconnect: ReconnectSettings
   readonly pacing: PacingSettings
   readonly media: MediaSettings
@@ -58,6 +60,7 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
     Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))
   ),
   sandboxPairDelay: millis("SANDBOX_PAIR_DELAY_MS", 1500),
+  sandboxBusiness: Config.boolean("SANDBOX_BUSINESS").pipe(Config.withDefault(false)),
   reconnect: Config.all({
     initialDelay: millis("RECONNECT_INITIAL_DELAY_MS", 1_000),
     maxDelay: millis("RECONNECT_MAX_DELAY_MS", 60_000),

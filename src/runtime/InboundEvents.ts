@@ -6,6 +6,7 @@ import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { uuidv7 } from "../services/Ids.js"
 import type { LastError, SessionStatus } from "../services/Session.js"
+import { applyGroupChange, applyLabelChange, recordContacts } from "./DirectoryEvents.js"
 import type { EngineError, EngineEvent, InboundMedia, InboundMessage, InboundReaction } from "./Engine.js"
 
 /** What happens to the media of received messages (`INCOMING_MEDIA`, `MEDIA_MAX_BYTES`). */
@@ -45,6 +46,12 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
         return yield* storeInbound(context, event.message)
       case "ReactionReceived":
         return yield* storeReaction(context.sessionId, event.reaction)
+      case "GroupChanged":
+        return yield* applyGroupChange(context.sessionId, event.change)
+      case "LabelChanged":
+        return yield* applyLabelChange(context.sessionId, event.change)
+      case "ContactsSeen":
+        return yield* recordContacts(context.sessionId, event.contacts)
       case "MessageStatusChanged":
         return yield* applyStatus(context.sessionId, event)
       case "Closed":
@@ -96,6 +103,10 @@ const storeInbound = (context: InboundContext, inbound: InboundMessage) =>
       createdAt: at,
       updatedAt: at
     })
+    // Whoever writes is someone the session knows (a channel is not a person).
+    if (inbound.fromPhone !== null || inbound.fromLid !== null) {
+      yield* recordContacts(sessionId, [{ phone: inbound.fromPhone, lid: inbound.fromLid, name: null }])
+    }
     yield* announceReceived(sessionId, id, inbound)
   })
 

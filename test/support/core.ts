@@ -60,6 +60,8 @@ export const startCore = (overrides: Partial<Settings> = {}, hook: ConnectHook =
     const supervisor = Context.get(context, SessionSupervisor)
     return {
       settings,
+      /** Every service of the core, for what the fields below do not name. */
+      context,
       sessions: Context.get(context, Sessions),
       messaging: Context.get(context, Messaging),
       supervisor,

@@ -3,6 +3,8 @@ import initial from "./migrations/0001_initial.js"
 import sandboxLedger from "./migrations/0002_sandbox_ledger.js"
 import batches from "./migrations/0003_batches.js"
 import mediaAndReactions from "./migrations/0004_media_and_reactions.js"
+import sandboxDirectory from "./migrations/0005_sandbox_directory.js"
+import directory from "./migrations/0006_directory.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
@@ -12,7 +14,9 @@ export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
   "0002_sandbox_ledger": sandboxLedger,
   "0003_batches": batches,
-  "0004_media_and_reactions": mediaAndReactions
+  "0004_media_and_reactions": mediaAndReactions,
+  "0005_sandbox_directory": sandboxDirectory,
+  "0006_directory": directory
 })
 
 /**

@@ -181,6 +181,9 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
           WHERE message_id IN (SELECT id FROM messages WHERE session_id = ${id})`
         yield* sql`DELETE FROM messages WHERE session_id = ${id}`
         yield* sql`DELETE FROM engine_auth WHERE session_id = ${id}`
+        for (const table of ["group_participants", "chat_groups", "channels", "chat_labels", "labels", "contacts"]) {
+          yield* sql`DELETE FROM ${sql(table)} WHERE session_id = ${id}`
+        }
         yield* sql`DELETE FROM batches WHERE session_id = ${id}`
         const deleted = yield* sql<{ readonly id: string }>`DELETE FROM sessions WHERE id = ${id} RETURNING id`
         return deleted.length > 0

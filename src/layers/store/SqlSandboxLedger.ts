@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { decodeHeld, decodeSent, encodeHeld, encodeSent, SandboxLedger } from "../../runtime/engines/sandbox/Ledger.js"
+import { decodeHeld, decodeSent, type DirectoryKind, encodeHeld, encodeSent, SandboxLedger } from "../../runtime/engines/sandbox/Ledger.js"
 
 /**
  * The sandbox network's memory in the Store, so that messages held for a sandbox session
  * until its consumer took them, and the receipts owed to their senders, survive a restart of
- * the gateway. One row per held event: holding and releasing are single-row writes.
+ * the gateway. One row per held event: holding and releasing are single-row writes. The
+ * directory (groups, channels, labels, business flags) is one row per record.
  */
 export const SqlSandboxLedger = Layer.effect(
   SandboxLedger,
@@ -18,10 +19,13 @@ export const SqlSandboxLedger = Layer.effect(
         const held = yield* sql<{ session_id: string; event_key: string; seq: number | string; event: string }>`
           SELECT session_id, event_key, seq, event FROM sandbox_held_events ORDER BY seq`
         const sent = yield* sql<{ engine_message_id: string; message: string }>`SELECT engine_message_id, message FROM sandbox_sent_messages`
+        const directory = yield* sql<{ kind: DirectoryKind; record_id: string; record: string }>`
+          SELECT kind, record_id, record FROM sandbox_directory`
         return {
           phoneOwners: owners.map((row) => [row.phone, row.session_id] as const),
           held: held.map((row) => ({ sessionId: row.session_id, key: row.event_key, seq: Number(row.seq), event: decodeHeld(row.event) })),
-          sent: sent.map((row) => [row.engine_message_id, decodeSent(row.message)] as const)
+          sent: sent.map((row) => [row.engine_message_id, decodeSent(row.message)] as const),
+          directory: directory.map((row) => ({ kind: row.kind, id: row.record_id, json: row.record }))
         }
       }).pipe(Effect.orDie),
       rememberOwner: (phone, sessionId) =>
@@ -41,7 +45,12 @@ export const SqlSandboxLedger = Layer.effect(
           sql`DELETE FROM sandbox_held_events WHERE session_id = ${sessionId}`,
           sql`DELETE FROM sandbox_phone_owners WHERE session_id = ${sessionId}`,
           sql`DELETE FROM sandbox_sent_messages WHERE sender_session_id = ${sessionId}`
-        ], { discard: true }).pipe(sql.withTransaction, Effect.orDie)
+        ], { discard: true }).pipe(sql.withTransaction, Effect.orDie),
+      putRecord: (kind, id, json) =>
+        (json === null
+          ? sql`DELETE FROM sandbox_directory WHERE kind = ${kind} AND record_id = ${id}`
+          : sql`INSERT INTO sandbox_directory (kind, record_id, record) VALUES (${kind}, ${id}, ${json})
+            ON CONFLICT (kind, record_id) DO UPDATE SET record = excluded.record`).pipe(Effect.asVoid, Effect.orDie)
     })
   })
 )

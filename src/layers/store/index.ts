@@ -2,12 +2,20 @@ import { Layer } from "effect"
 import { ApiKeyRepo } from "./ApiKeyRepo.js"
 import { AuthRepo } from "./AuthRepo.js"
 import { BatchRepo } from "./BatchRepo.js"
+import { ChannelRepo } from "./ChannelRepo.js"
+import { ContactRepo } from "./ContactRepo.js"
+import { GroupRepo } from "./GroupRepo.js"
+import { LabelRepo } from "./LabelRepo.js"
 import { MessageRepo } from "./MessageRepo.js"
 import { SessionRepo } from "./SessionRepo.js"
 
 export * from "./ApiKeyRepo.js"
 export * from "./AuthRepo.js"
 export * from "./BatchRepo.js"
+export * from "./ChannelRepo.js"
+export * from "./ContactRepo.js"
+export * from "./GroupRepo.js"
+export * from "./LabelRepo.js"
 export * from "./MessageRepo.js"
 export * from "./Migrations.js"
 export * from "./SessionRepo.js"
@@ -19,6 +27,10 @@ export const RepositoriesLive = Layer.mergeAll(
   AuthRepo.Default,
   MessageRepo.Default,
   BatchRepo.Default,
-  ApiKeyRepo.Default
+  ApiKeyRepo.Default,
+  GroupRepo.Default,
+  ChannelRepo.Default,
+  LabelRepo.Default,
+  ContactRepo.Default
 )
 export * from "./SqlSandboxLedger.js"

@@ -26,16 +26,24 @@ export const makeHeldEvents = (ledger: SandboxLedger["Type"], remembered: Readon
     )
     // Arrival order must survive a restart, so numbering continues after the highest stored seq.
     const nextSeq = yield* Ref.make(remembered.reduce((next, { seq }) => Math.max(next, seq + 1), 0))
+    // The key each held event object was given. What a consumer pulls is always an object that
+    // was held (handed over as held, or offered again from here), so releasing finds the key even
+    // for a group or label change, whose key came from its arrival and not its content. One
+    // change handed to several sessions keeps the key of its first hold (unique in each session).
+    const keys = new WeakMap<HeldEvent, string>()
+    for (const { event, key } of remembered) keys.set(event, key)
 
     const entriesOf = (sessionId: string) => Ref.get(bySession).pipe(Effect.map((all) => entriesIn(all, sessionId)))
 
     /** Holds the event for the session; `false` when it was already held (so it needs no second hand-over). */
     const hold = (sessionId: string, event: HeldEvent): Effect.Effect<boolean> =>
       Effect.gen(function*() {
-        const key = heldKeyOf(event)
+        const seq = yield* Ref.get(nextSeq)
+        const key = keys.get(event) ?? heldKeyOf(event, seq)
         const entries = yield* entriesOf(sessionId)
         if (HashMap.has(entries, key)) return false
-        const seq = yield* Ref.getAndUpdate(nextSeq, (n) => n + 1)
+        yield* Ref.set(nextSeq, seq + 1)
+        keys.set(event, key)
         yield* Ref.set(bySession, HashMap.set(yield* Ref.get(bySession), sessionId, HashMap.set(entries, key, { seq, event })))
         yield* ledger.hold(sessionId, key, seq, event)
         return true
@@ -44,9 +52,9 @@ export const makeHeldEvents = (ledger: SandboxLedger["Type"], remembered: Readon
     /** The session's consumer took the event; `false` when it was not held (taken before, e.g. from a previous line). */
     const release = (sessionId: string, event: HeldEvent): Effect.Effect<boolean> =>
       Effect.gen(function*() {
-        const key = heldKeyOf(event)
+        const key = keys.get(event)
         const entries = yield* entriesOf(sessionId)
-        if (!HashMap.has(entries, key)) return false
+        if (key === undefined || !HashMap.has(entries, key)) return false
         const rest = HashMap.remove(entries, key)
         yield* Ref.update(bySession, HashMap.isEmpty(rest) ? HashMap.remove(sessionId) : HashMap.set(sessionId, rest))
         yield* ledger.release(sessionId, key)

@@ -6,16 +6,38 @@ import { EngineEvent } from "../../Engine.js"
 export interface SentMessage {
   readonly senderSessionId: string
   readonly senderPhone: string
+  /** The recipient's phone; for a group or channel message, its chat id (`…@g.us`, `…@newsletter`). */
   readonly recipientPhone: string
   readonly timestamp: Date
   readonly status: MessageStatus
+  /**
+   * A group or channel message: the member phones whose receipt the sender still waits for, per
+   * status. The sender hears `delivered` (`read`) once its list runs empty; a channel post waits
+   * for nobody and stays at `sent`. Absent for a person chat (one recipient, one receipt).
+   */
+  readonly awaiting?: { readonly delivered: ReadonlyArray<string>; readonly read: ReadonlyArray<string> } | undefined
 }
 
 /**
  * Events the network holds for a session until its consumer took them: messages and reactions
- * for it, receipts owed to it.
+ * for it, receipts owed to it, and changes to its groups and labels.
  */
-export type HeldEvent = Extract<EngineEvent, { readonly _tag: "MessageReceived" | "ReactionReceived" | "MessageStatusChanged" }>
+export type HeldEvent = Extract<
+  EngineEvent,
+  { readonly _tag: "MessageReceived" | "ReactionReceived" | "MessageStatusChanged" | "GroupChanged" | "LabelChanged" }
+>
+
+/**
+ * The network's directory, one JSON record per thing: a `group` or a `channel` by its id; by
+ * session id, a session's `labels` (its labels and chat associations) and its `business` flag.
+ */
+export type DirectoryKind = "group" | "channel" | "labels" | "business"
+
+export interface DirectoryRecord {
+  readonly kind: DirectoryKind
+  readonly id: string
+  readonly json: string
+}
 
 /** One event held for one session. */
 export interface HeldEntry {
@@ -32,6 +54,7 @@ export interface LedgerContents {
   /** Ordered by `seq`. */
   readonly held: ReadonlyArray<HeldEntry>
   readonly sent: ReadonlyArray<readonly [engineMessageId: string, message: SentMessage]>
+  readonly directory: ReadonlyArray<DirectoryRecord>
 }
 
 /**
@@ -51,24 +74,34 @@ export class SandboxLedger extends Context.Tag("switchboard/SandboxLedger")<Sand
   readonly recordSent: (engineMessageId: string, message: SentMessage) => Effect.Effect<void>
   /** Drops the session's held events, its phone ownership and the messages it sent, at once. */
   readonly forgetSession: (sessionId: string) => Effect.Effect<void>
+  /** Writes one directory record whole; `null` deletes it. */
+  readonly putRecord: (kind: DirectoryKind, id: string, json: string | null) => Effect.Effect<void>
 }>() {
   /** A network that lives and dies with the process: nothing outlives it. */
   static readonly none = Layer.succeed(SandboxLedger, {
-    load: Effect.succeed({ phoneOwners: [], held: [], sent: [] }),
+    load: Effect.succeed({ phoneOwners: [], held: [], sent: [], directory: [] }),
     rememberOwner: () => Effect.void,
     hold: () => Effect.void,
     release: () => Effect.void,
     recordSent: () => Effect.void,
-    forgetSession: () => Effect.void
+    forgetSession: () => Effect.void,
+    putRecord: () => Effect.void
   })
 }
 
 /**
  * A message is held once per recipient; a receipt once per status it reports (a resend may
- * hold the same receipt again after it was taken, which is what the sender should hear).
+ * hold the same receipt again after it was taken, which is what the sender should hear). Those
+ * keys come from the content, so the same event is held once. A group or label change is keyed
+ * by its arrival `seq` instead: two changes may look alike (a subject set back to what it was,
+ * a label put on a chat again), and each must reach the session.
  */
-export const heldKeyOf = (event: HeldEvent): string => {
+export const heldKeyOf = (event: HeldEvent, seq: number): string => {
   switch (event._tag) {
+    case "GroupChanged":
+      return `group:${event.change.groupId}:${event.change.kind}:${seq}`
+    case "LabelChanged":
+      return `label:${event.change.kind}:${seq}`
     case "MessageReceived":
       return `msg:${event.message.engineMessageId}`
     case "ReactionReceived": {
@@ -96,6 +129,10 @@ export const decodeHeld = (json: string): HeldEvent => {
         status: event.status,
         ...(event.error === undefined ? {} : { error: event.error })
       })
+    case "GroupChanged":
+      return EngineEvent.GroupChanged({ change: event.change })
+    case "LabelChanged":
+      return EngineEvent.LabelChanged({ change: event.change })
   }
 }
 

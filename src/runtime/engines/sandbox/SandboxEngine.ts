@@ -1,6 +1,5 @@
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
 import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent } from "../../Engine.js"
-import { noDirectory } from "../notSupported.js"
 import { newPairingCode, newQrRef, newSandboxMessageId } from "./identity.js"
 import { type SandboxLine, SandboxNetwork } from "./SandboxNetwork.js"
 
@@ -79,7 +78,10 @@ const connect = (network: SandboxNetwork["Type"], { sessionId, auth }: ConnectOp
         ),
       markRead: line.markRead,
       logout: logout(line, auth.clear),
-      ...noDirectory("sandbox")
+      groups: line.groups,
+      channels: line.channels,
+      labels: line.labels,
+      contacts: line.contacts
     } satisfies EngineConnection
   })
 

@@ -9,7 +9,12 @@ import {
   type ReactCommand,
   type SendCommand
 } from "../../Engine.js"
+import type { ChannelOperations, ContactOperations, GroupOperations, LabelOperations } from "../../EngineDirectory.js"
+import { channelsOf } from "./Channels.js"
+import { makeDirectory } from "./Directory.js"
+import { groupsOf } from "./Groups.js"
 import { sandboxMeOf } from "./identity.js"
+import { labelsOf } from "./Labels.js"
 import { SandboxLedger } from "./Ledger.js"
 import { makeMediaServer } from "./MediaServer.js"
 import { messagingOf, type Payload } from "./Messaging.js"
@@ -21,7 +26,8 @@ export { sandboxPhoneOf } from "./identity.js"
  * The simulated WhatsApp network shared by all sandbox sessions of this process. Sessions find
  * each other by their deterministic sandbox phone numbers; messages and receipts for a session
  * that is away wait here until it is Ready again. The routing lives in `Switchboard.ts` and
- * `Messaging.ts`; this module ties it to connection scopes and exposes the injectable faults.
+ * `Messaging.ts`, the groups, channels and labels in `Directory.ts`, `Groups.ts`, `Channels.ts`
+ * and `Labels.ts`; this module ties it to connection scopes and exposes the injectable faults.
  */
 
 /** Faults a test (or a curious user) can inject to exercise the runtime's resilience. */
@@ -36,6 +42,8 @@ export interface SandboxFaults {
   readonly connectionCount: (sessionId: string) => Effect.Effect<number>
   /** Whether the session has a live (not closed) connection, Ready or still linking. */
   readonly isOnline: (sessionId: string) => Effect.Effect<boolean>
+  /** Marks the session as a WhatsApp Business account (labels work) or not; remembered by the network. */
+  readonly setBusiness: (sessionId: string, business: boolean) => Effect.Effect<void>
 }
 
 /** A session's presence on the network, held for as long as its connection's scope is open. */
@@ -59,6 +67,10 @@ export interface SandboxLine {
   readonly markRead: (chatId: string, engineMessageIds: ReadonlyArray<string>) => Effect.Effect<void, EngineError>
   readonly react: (command: ReactCommand) => Effect.Effect<void, EngineError>
   readonly downloadMedia: (media: InboundMedia) => Effect.Effect<Uint8Array, EngineError>
+  readonly groups: GroupOperations
+  readonly channels: ChannelOperations
+  readonly labels: LabelOperations
+  readonly contacts: ContactOperations
 }
 
 export interface SandboxNetworkOptions {
@@ -66,6 +78,8 @@ export interface SandboxNetworkOptions {
   readonly pairDelay: Duration.DurationInput
   /** Delay before each status change (sent, delivered, read) reaches the sender. */
   readonly ackDelay?: Duration.DurationInput | undefined
+  /** Every session is a WhatsApp Business account unless `setBusiness` says otherwise (default false). */
+  readonly businessByDefault?: boolean | undefined
 }
 
 export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<SandboxNetwork, SandboxFaults & {
@@ -91,9 +105,19 @@ const connectionLost: CloseReason = {
 
 const make = (options: SandboxNetworkOptions) =>
   Effect.gen(function*() {
-    const switchboard = yield* makeSwitchboard(Duration.decode(options.ackDelay ?? Duration.zero), yield* SandboxLedger)
+    const ledger = yield* SandboxLedger
+    const remembered = yield* ledger.load
+    const switchboard = yield* makeSwitchboard(Duration.decode(options.ackDelay ?? Duration.zero), ledger, remembered)
     const { serialized } = switchboard
-    const messaging = messagingOf(switchboard)
+    const directory = yield* makeDirectory(switchboard, ledger, remembered.directory, options.businessByDefault ?? false)
+    const groups = groupsOf(switchboard, directory)
+    const channels = channelsOf(switchboard, directory)
+    const labels = labelsOf(switchboard, directory)
+    const messaging = messagingOf(switchboard, {
+      toGroup: groups.toGroup,
+      toChannel: channels.toChannel,
+      reactInGroup: groups.reactInGroup
+    })
     const mediaServer = yield* makeMediaServer
     const refusedUntil = yield* Ref.make(HashMap.empty<string, number>())
     const connectionCounts = yield* Ref.make(HashMap.empty<string, number>())
@@ -127,7 +151,7 @@ const make = (options: SandboxNetworkOptions) =>
       Effect.gen(function*() {
         const sent = yield* serialized(Ref.get(switchboard.sentMessages))
         const uploads = Array.from(HashMap.filter(sent, (message) => message.senderSessionId === sessionId).pipe(HashMap.keys))
-        yield* serialized(switchboard.forget(sessionId))
+        yield* serialized(Effect.zipRight(switchboard.forget(sessionId), directory.forget(sessionId)))
         yield* mediaServer.remove(uploads)
       })
 
@@ -170,7 +194,11 @@ const make = (options: SandboxNetworkOptions) =>
             payloadOf(command).pipe(Effect.flatMap((payload) => serialized(messaging.send(line, command, payload)))),
           markRead: (chatId, ids) => serialized(messaging.markRead(line, chatId, ids)),
           react: (command) => serialized(messaging.react(line, command)),
-          downloadMedia: mediaServer.download
+          downloadMedia: mediaServer.download,
+          groups: groups.operations(line),
+          channels: channels.operations(line),
+          labels: labels.operations(line),
+          contacts: directory.contacts(line)
         } satisfies SandboxLine
       })
 
@@ -194,6 +222,7 @@ const make = (options: SandboxNetworkOptions) =>
       delayAcks: switchboard.setAckDelay,
       connectionCount: (sessionId) =>
         Ref.get(connectionCounts).pipe(Effect.map((counts) => Option.getOrElse(HashMap.get(counts, sessionId), () => 0))),
-      isOnline: (sessionId) => serialized(switchboard.liveLine(sessionId)).pipe(Effect.map(Option.isSome))
+      isOnline: (sessionId) => serialized(switchboard.liveLine(sessionId)).pipe(Effect.map(Option.isSome)),
+      setBusiness: directory.setBusiness
     })
   })

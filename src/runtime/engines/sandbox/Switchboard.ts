@@ -4,7 +4,7 @@ import type { Me } from "../../../services/Session.js"
 import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
 import { type HeldEvents, makeHeldEvents } from "./HeldEvents.js"
 import { sandboxPhoneOf } from "./identity.js"
-import type { HeldEvent, SandboxLedger, SentMessage } from "./Ledger.js"
+import type { HeldEvent, LedgerContents, SandboxLedger, SentMessage } from "./Ledger.js"
 
 /**
  * The routing core of the sandbox network: which session is live, what waits for whom, and
@@ -54,11 +54,11 @@ export type Switchboard = ReturnType<typeof switchboardOf>
 
 export const makeSwitchboard = (
   initialAckDelay: Duration.Duration,
-  ledger: SandboxLedger["Type"]
+  ledger: SandboxLedger["Type"],
+  remembered: LedgerContents
 ): Effect.Effect<Switchboard, never, Scope.Scope> =>
   Effect.gen(function*() {
     const lock = yield* Effect.makeSemaphore(1)
-    const remembered = yield* ledger.load
     const switchboard = switchboardOf({
       serialized: lock.withPermits(1),
       ledger,
@@ -149,11 +149,31 @@ const switchboardOf = (state: {
   const consumed = (line: Line, event: EngineEvent): Effect.Effect<void> =>
     isHeldEvent(event)
       ? held.release(line.sessionId, event).pipe(Effect.flatMap((released) =>
-        released && event._tag === "MessageReceived" ? acknowledge(event.message.engineMessageId, "delivered") : Effect.void
+        released && event._tag === "MessageReceived" ? receipt(event.message.engineMessageId, "delivered", line.me.phone) : Effect.void
       ))
       : Effect.void
 
   const acknowledge = (engineMessageId: string, status: MessageStatus) => schedule(applyStatus(engineMessageId, status))
+
+  /**
+   * A recipient took (`delivered`) or read a message. In a person chat that is the sender's
+   * receipt; a group message goes `delivered` (`read`) once every member session it was handed
+   * to has taken (read) it. Reading implies having taken it. A receipt for what this network
+   * did not send (an echo reply) goes nowhere.
+   */
+  const receipt = (engineMessageId: string, status: "delivered" | "read", memberPhone: string) =>
+    Effect.gen(function*() {
+      const message = HashMap.get(yield* Ref.get(sentMessages), engineMessageId)
+      if (Option.isNone(message)) return
+      const { awaiting } = message.value
+      if (awaiting === undefined) return yield* acknowledge(engineMessageId, status)
+      const delivered = awaiting.delivered.filter((phone) => phone !== memberPhone)
+      const read = status === "read" ? awaiting.read.filter((phone) => phone !== memberPhone) : awaiting.read
+      if (delivered.length === awaiting.delivered.length && read.length === awaiting.read.length) return
+      yield* recordSent(engineMessageId, { ...message.value, awaiting: { delivered, read } })
+      if (delivered.length === 0 && awaiting.delivered.length > 0) yield* acknowledge(engineMessageId, "delivered")
+      if (read.length === 0 && awaiting.read.length > 0) yield* acknowledge(engineMessageId, "read")
+    })
 
   /** Statuses only move forward, so a repeated `markRead` or a late receipt changes nothing. */
   const applyStatus = (engineMessageId: string, status: MessageStatus) =>
@@ -239,9 +259,11 @@ const switchboardOf = (state: {
     handTo,
     schedule,
     acknowledge,
+    receipt,
     setAckDelay: (duration: Duration.DurationInput) => Ref.set(ackDelay, Duration.decode(duration))
   }
 }
 
 const isHeldEvent = (event: EngineEvent): event is HeldEvent =>
-  event._tag === "MessageReceived" || event._tag === "ReactionReceived" || event._tag === "MessageStatusChanged"
+  event._tag === "MessageReceived" || event._tag === "ReactionReceived" || event._tag === "MessageStatusChanged" ||
+  event._tag === "GroupChanged" || event._tag === "LabelChanged"

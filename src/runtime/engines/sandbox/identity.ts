@@ -49,3 +49,20 @@ export const newPairingCode: Effect.Effect<string> = Effect.sync(() => {
   const chars = Array.from(randomBytes(8), (byte) => pairingAlphabet[byte % pairingAlphabet.length]!)
   return `${chars.slice(0, 4).join("")}-${chars.slice(4).join("")}`
 })
+
+/** WhatsApp's newer group and channel ids start like this; 11 random digits follow. */
+const directoryIdPrefix = "1203630"
+
+const newDirectoryNumber = (): string =>
+  directoryIdPrefix + (randomBytes(8).readBigUInt64BE() % 100_000_000_000n).toString().padStart(11, "0")
+
+export const newGroupId: Effect.Effect<string> = Effect.sync(() => `${newDirectoryNumber()}@g.us`)
+
+export const newChannelId: Effect.Effect<string> = Effect.sync(() => `${newDirectoryNumber()}@newsletter`)
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+/** 22 base62 characters, the shape of a chat.whatsapp.com invite code. */
+export const newInviteCode: Effect.Effect<string> = Effect.sync(() =>
+  Array.from(randomBytes(22), (byte) => base62[byte % base62.length]!).join("")
+)

@@ -1,0 +1,94 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Channel, ChannelMessage, CreateChannelRequest, SubscribeRequest } from "../services/Channel.js"
+import { Contact, ContactCheck } from "../services/Contact.js"
+import {
+  CreateGroupRequest,
+  DescriptionRequest,
+  Group,
+  InviteCode,
+  JoinGroupRequest,
+  ParticipantsRequest,
+  ParticipantsResult,
+  SubjectRequest
+} from "../services/Group.js"
+import { ChannelId, ChatIdFromInput, GroupId, phoneNumberPattern } from "../services/Ids.js"
+import { ChatLabelRequest, CreateLabelRequest, Label } from "../services/Label.js"
+import { Authentication } from "./Authentication.js"
+import { ListBody, PageParams } from "./Pagination.js"
+
+/** The "Contacts, groups, channels, labels" section of API.md. */
+
+const session = { sessionId: Schema.String }
+const sessionPath = Schema.Struct(session)
+const groupPath = Schema.Struct({ ...session, groupId: GroupId })
+const channelPath = Schema.Struct({ ...session, channelId: ChannelId })
+const chatPath = Schema.Struct({ ...session, chatId: ChatIdFromInput })
+const pageParams = Schema.Struct(PageParams)
+
+const groupsRoute = "/sessions/:sessionId/groups"
+
+export class GroupsGroup extends HttpApiGroup.make("groups")
+  .add(HttpApiEndpoint.get("list", groupsRoute).setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Group)))
+  .add(HttpApiEndpoint.post("create", groupsRoute).setPath(sessionPath).setPayload(CreateGroupRequest).addSuccess(Group, { status: 201 }))
+  .add(HttpApiEndpoint.post("join", `${groupsRoute}/join`).setPath(sessionPath).setPayload(JoinGroupRequest).addSuccess(Group))
+  .add(HttpApiEndpoint.get("get", `${groupsRoute}/:groupId`).setPath(groupPath).addSuccess(Group))
+  .add(HttpApiEndpoint.post("addParticipants", `${groupsRoute}/:groupId/participants`).setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .add(HttpApiEndpoint.del("removeParticipants", `${groupsRoute}/:groupId/participants`).setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .add(HttpApiEndpoint.post("promote", `${groupsRoute}/:groupId/participants/promote`).setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .add(HttpApiEndpoint.post("demote", `${groupsRoute}/:groupId/participants/demote`).setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .add(HttpApiEndpoint.put("setSubject", `${groupsRoute}/:groupId/subject`).setPath(groupPath).setPayload(SubjectRequest).addSuccess(Group))
+  .add(HttpApiEndpoint.put("setDescription", `${groupsRoute}/:groupId/description`).setPath(groupPath).setPayload(DescriptionRequest).addSuccess(Group))
+  .add(HttpApiEndpoint.post("leave", `${groupsRoute}/:groupId/leave`).setPath(groupPath).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.get("inviteCode", `${groupsRoute}/:groupId/invite-code`).setPath(groupPath).addSuccess(InviteCode))
+  .add(HttpApiEndpoint.post("revokeInvite", `${groupsRoute}/:groupId/invite-code/revoke`).setPath(groupPath).addSuccess(InviteCode))
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Groups the session is in. Lists come from the network when the session is ready, else from the Store.")
+{}
+
+const channelsRoute = "/sessions/:sessionId/channels"
+
+export class ChannelsGroup extends HttpApiGroup.make("channels")
+  .add(HttpApiEndpoint.get("list", channelsRoute).setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Channel)))
+  .add(HttpApiEndpoint.post("create", channelsRoute).setPath(sessionPath).setPayload(CreateChannelRequest).addSuccess(Channel, { status: 201 }))
+  .add(HttpApiEndpoint.post("subscribe", `${channelsRoute}/subscribe`).setPath(sessionPath).setPayload(SubscribeRequest).addSuccess(Channel))
+  .add(HttpApiEndpoint.get("get", `${channelsRoute}/:channelId`).setPath(channelPath).addSuccess(Channel))
+  .add(
+    HttpApiEndpoint.del("remove", `${channelsRoute}/:channelId`)
+      .setPath(channelPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Description, "Deletes a channel this session owns; unfollows one it follows.")
+  )
+  .add(HttpApiEndpoint.get("messages", `${channelsRoute}/:channelId/messages`).setPath(channelPath).setUrlParams(pageParams).addSuccess(ListBody(ChannelMessage)))
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Channels (newsletters). Posting is send-text or a media send to the …@newsletter id.")
+{}
+
+const labelsRoute = "/sessions/:sessionId/labels"
+
+export class LabelsGroup extends HttpApiGroup.make("labels")
+  .add(HttpApiEndpoint.get("list", labelsRoute).setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Label)))
+  .add(HttpApiEndpoint.post("create", labelsRoute).setPath(sessionPath).setPayload(CreateLabelRequest).addSuccess(Label, { status: 201 }))
+  .add(HttpApiEndpoint.get("ofChat", `${labelsRoute}/chat/:chatId`).setPath(chatPath).addSuccess(Schema.Array(Label)))
+  .add(HttpApiEndpoint.post("addToChat", `${labelsRoute}/chat/:chatId`).setPath(chatPath).setPayload(ChatLabelRequest).addSuccess(Schema.Array(Label)))
+  .add(
+    HttpApiEndpoint.del("removeFromChat", `${labelsRoute}/chat/:chatId/:labelId`)
+      .setPath(Schema.Struct({ ...session, chatId: ChatIdFromInput, labelId: Schema.String }))
+      .addSuccess(Schema.Array(Label))
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "WhatsApp Business labels; a session that is not a business account gets 409 NOT_A_BUSINESS_ACCOUNT.")
+{}
+
+export class ContactsGroup extends HttpApiGroup.make("contacts")
+  .add(
+    HttpApiEndpoint.get("check", "/sessions/:sessionId/contacts/check/:number")
+      .setPath(Schema.Struct({
+        ...session,
+        number: Schema.String.pipe(Schema.pattern(phoneNumberPattern, { message: () => "number must be a phone number: 6–15 digits, optional +" }))
+      }))
+      .addSuccess(ContactCheck)
+  )
+  .add(HttpApiEndpoint.get("list", "/sessions/:sessionId/contacts").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Contact)))
+  .middleware(Authentication)
+{}

@@ -1,0 +1,74 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Channels } from "../../services/Channels.js"
+import { Contacts } from "../../services/Contacts.js"
+import { Groups } from "../../services/Groups.js"
+import { Labels } from "../../services/Labels.js"
+import { toListBody } from "../../services/Pagination.js"
+import { SwitchboardApi } from "../Api.js"
+import { pageRequest } from "../Pagination.js"
+
+/** Channel posts fetched when no page is asked for. */
+const DEFAULT_POSTS = 50
+
+export const GroupsHandlers = HttpApiBuilder.group(SwitchboardApi, "groups", (handlers) =>
+  Effect.gen(function*() {
+    const groups = yield* Groups
+    return handlers
+      .handle("list", ({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(groups.list(path.sessionId, page), (found) => toListBody(page, found))))
+      .handle("create", ({ path, payload }) => groups.create(path.sessionId, payload.subject, payload.participants))
+      .handle("join", ({ path, payload }) => groups.join(path.sessionId, payload.code))
+      .handle("get", ({ path }) => groups.get(path.sessionId, path.groupId))
+      .handle("addParticipants", ({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "add", payload.participants))
+      .handle("removeParticipants", ({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "remove", payload.participants))
+      .handle("promote", ({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "promote", payload.participants))
+      .handle("demote", ({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "demote", payload.participants))
+      .handle("setSubject", ({ path, payload }) => groups.setSubject(path.sessionId, path.groupId, payload.subject))
+      .handle("setDescription", ({ path, payload }) => groups.setDescription(path.sessionId, path.groupId, payload.description))
+      .handle("leave", ({ path }) => groups.leave(path.sessionId, path.groupId))
+      .handle("inviteCode", ({ path }) => groups.inviteCode(path.sessionId, path.groupId))
+      .handle("revokeInvite", ({ path }) => groups.revokeInvite(path.sessionId, path.groupId))
+  }))
+
+export const ChannelsHandlers = HttpApiBuilder.group(SwitchboardApi, "channels", (handlers) =>
+  Effect.gen(function*() {
+    const channels = yield* Channels
+    return handlers
+      .handle("list", ({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(channels.list(path.sessionId, page), (found) => toListBody(page, found))))
+      .handle("create", ({ path, payload }) => channels.create(path.sessionId, payload.name, payload.description ?? null))
+      .handle("subscribe", ({ path, payload }) => channels.subscribe(path.sessionId, payload))
+      .handle("get", ({ path }) => channels.get(path.sessionId, path.channelId))
+      .handle("remove", ({ path }) => channels.remove(path.sessionId, path.channelId))
+      .handle("messages", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const page = yield* pageRequest(urlParams)
+          // The network serves the newest posts only: ask for as many as the page reaches.
+          const wanted = page._tag === "Some" ? page.value.offset + page.value.limit : DEFAULT_POSTS
+          const posts = yield* channels.messages(path.sessionId, path.channelId, wanted)
+          const items = page._tag === "Some" ? posts.slice(page.value.offset, page.value.offset + page.value.limit) : posts
+          return toListBody(page, { items, total: posts.length })
+        }))
+  }))
+
+export const LabelsHandlers = HttpApiBuilder.group(SwitchboardApi, "labels", (handlers) =>
+  Effect.gen(function*() {
+    const labels = yield* Labels
+    return handlers
+      .handle("list", ({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(labels.list(path.sessionId, page), (found) => toListBody(page, found))))
+      .handle("create", ({ path, payload }) => labels.create(path.sessionId, payload.name, payload.color ?? null))
+      .handle("ofChat", ({ path }) => labels.ofChat(path.sessionId, path.chatId))
+      .handle("addToChat", ({ path, payload }) => labels.addToChat(path.sessionId, path.chatId, payload.labelId))
+      .handle("removeFromChat", ({ path }) => labels.removeFromChat(path.sessionId, path.chatId, path.labelId))
+  }))
+
+export const ContactsHandlers = HttpApiBuilder.group(SwitchboardApi, "contacts", (handlers) =>
+  Effect.gen(function*() {
+    const contacts = yield* Contacts
+    return handlers
+      .handle("check", ({ path }) => contacts.check(path.sessionId, path.number.replace(/^\+/, "")))
+      .handle("list", ({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(contacts.list(path.sessionId, page), (found) => toListBody(page, found))))
+  }))

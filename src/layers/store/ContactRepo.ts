@@ -1,0 +1,80 @@
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, type Option } from "effect"
+import type { Contact } from "../../services/Contact.js"
+import type { Page, PageRequest } from "../../services/Pagination.js"
+import { listByRootIds } from "./paging.js"
+
+interface ContactRecord {
+  readonly id: string
+  readonly phone: string | null
+  readonly lid: string | null
+  readonly name: string | null
+  readonly updated_at: string
+}
+
+const toContact = (record: ContactRecord): Contact => ({
+  id: record.id,
+  phone: record.phone,
+  lid: record.lid,
+  name: record.name,
+  updatedAt: record.updated_at
+})
+
+/** A sighting of someone: at least one of their ids, and their name when it came along. */
+export interface ContactSighting {
+  readonly phone: string | null
+  readonly lid: string | null
+  readonly name: string | null
+}
+
+/**
+ * The people each session knows. One row per person: keyed by the phone id when known, else
+ * by the LID. A sighting that links a LID to a phone merges the LID-only row into the phone's.
+ */
+export class ContactRepo extends Effect.Service<ContactRepo>()("switchboard/ContactRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const load = (sessionId: string, ids: ReadonlyArray<string>): Effect.Effect<Array<Contact>, SqlError> =>
+      Effect.map(sql<ContactRecord>`SELECT * FROM contacts WHERE session_id = ${sessionId} AND id IN ${sql.in(ids)}`, (rows) => rows.map(toContact))
+
+    const see = Effect.fn("ContactRepo.see")(
+      function*(sessionId: string, sighting: ContactSighting) {
+        const seenAs = sighting.phone ?? sighting.lid
+        if (seenAs === null) return
+        const known = yield* sql<ContactRecord>`SELECT * FROM contacts WHERE session_id = ${sessionId}
+          AND (id = ${seenAs} ${sighting.lid === null ? sql.literal("") : sql`OR lid = ${sighting.lid} OR id = ${sighting.lid}`})`
+        const merged = {
+          phone: sighting.phone ?? known.find((c) => c.phone !== null)?.phone ?? null,
+          lid: sighting.lid ?? known.find((c) => c.lid !== null)?.lid ?? null,
+          name: sighting.name ?? known.find((c) => c.name !== null)?.name ?? null
+        }
+        // Keyed by the phone whenever it is known, whichever id this sighting came with.
+        const id = merged.phone ?? merged.lid ?? seenAs
+        const unchanged = known.length === 1 && known[0]!.id === id && known[0]!.phone === merged.phone &&
+          known[0]!.lid === merged.lid && known[0]!.name === merged.name
+        if (unchanged) return
+        if (known.length > 0) yield* sql`DELETE FROM contacts WHERE session_id = ${sessionId} AND id IN ${sql.in(known.map((c) => c.id))}`
+        yield* sql`INSERT INTO contacts ${sql.insert({ session_id: sessionId, id, ...merged, updated_at: new Date().toISOString() })}`
+      },
+      sql.withTransaction,
+      Effect.orDie
+    )
+
+    const list = Effect.fn("ContactRepo.list")(
+      (sessionId: string, page: Option.Option<PageRequest>): Effect.Effect<Page<Contact>, SqlError> =>
+        listByRootIds(sql, {
+          table: "contacts",
+          where: sql`session_id = ${sessionId}`,
+          orderBy: sql.literal("id ASC"),
+          page,
+          loadByIds: (ids) => load(sessionId, ids),
+          idOf: (contact) => contact.id
+        }),
+      Effect.orDie
+    )
+
+    return { see, list } as const
+  })
+}) {}

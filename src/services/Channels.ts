@@ -1,0 +1,61 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { ChannelRepo } from "../layers/store/ChannelRepo.js"
+import type { Channel, ChannelMessage, SubscribeRequest } from "./Channel.js"
+import type { EngineCallError, EngineTimeout } from "./Errors.js"
+import { NotFound } from "./Errors.js"
+import type { Page, PageRequest } from "./Pagination.js"
+import { makeSessionCalls } from "./SessionCalls.js"
+
+type Failure = EngineCallError | EngineTimeout
+
+export interface ChannelsService {
+  readonly create: (sessionId: string, name: string, description: string | null) => Effect.Effect<Channel, Failure>
+  /** The channels the session owns or follows, as the Store keeps them. */
+  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Channel>, NotFound>
+  readonly get: (sessionId: string, channelId: string) => Effect.Effect<Channel, Failure>
+  /** Deletes a channel the session owns; unfollows one it follows. */
+  readonly remove: (sessionId: string, channelId: string) => Effect.Effect<void, Failure>
+  readonly subscribe: (sessionId: string, target: SubscribeRequest) => Effect.Effect<Channel, Failure>
+  /** The newest `count` posts, newest first. */
+  readonly messages: (sessionId: string, channelId: string, count: number) => Effect.Effect<ReadonlyArray<ChannelMessage>, Failure>
+}
+
+export class Channels extends Context.Tag("switchboard/Channels")<Channels, ChannelsService>() {
+  static readonly layer = Layer.effect(Channels, Effect.suspend(() => make))
+}
+
+const make = Effect.gen(function*() {
+  const repo = yield* ChannelRepo
+  const { call, exists, isReady } = yield* makeSessionCalls
+  const keep = (sessionId: string) => (channel: Channel) => repo.upsert(sessionId, channel)
+
+  const service: ChannelsService = {
+    create: (sessionId, name, description) =>
+      call(sessionId, (connection) => connection.channels.create(name, description)).pipe(Effect.tap(keep(sessionId))),
+    list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page)),
+    get: (sessionId, channelId) =>
+      Effect.gen(function*() {
+        if (yield* isReady(sessionId)) {
+          const channel = yield* call(sessionId, (connection) => connection.channels.get(channelId))
+          // Only channels the session owns or follows are kept; a looked-up one is not.
+          if (channel.role !== "guest") yield* repo.upsert(sessionId, channel)
+          return channel
+        }
+        return yield* Effect.flatMap(repo.find(sessionId, channelId), Option.match({
+          onNone: () => Effect.fail(new NotFound({ code: "CHANNEL_NOT_FOUND", message: `Channel ${channelId} is not known to this session` })),
+          onSome: Effect.succeed
+        }))
+      }),
+    remove: (sessionId, channelId) =>
+      Effect.gen(function*() {
+        const channel = yield* call(sessionId, (connection) => connection.channels.get(channelId))
+        yield* call(sessionId, (connection) =>
+          channel.role === "owner" ? connection.channels.delete(channelId) : connection.channels.unsubscribe(channelId))
+        yield* repo.remove(sessionId, channelId)
+      }),
+    subscribe: (sessionId, target) =>
+      call(sessionId, (connection) => connection.channels.subscribe(target)).pipe(Effect.tap(keep(sessionId))),
+    messages: (sessionId, channelId, count) => call(sessionId, (connection) => connection.channels.messages(channelId, count))
+  }
+  return service
+})

@@ -1,0 +1,33 @@
+import { Context, Effect, Layer, type Option } from "effect"
+import { ContactRepo } from "../layers/store/ContactRepo.js"
+import type { ContactCheck, Contact } from "./Contact.js"
+import type { EngineCallError, EngineTimeout, NotFound } from "./Errors.js"
+import type { Page, PageRequest } from "./Pagination.js"
+import { makeSessionCalls } from "./SessionCalls.js"
+
+export interface ContactsService {
+  /** Whether a number is on WhatsApp, with its ids; one that is becomes a known contact. */
+  readonly check: (sessionId: string, phone: string) => Effect.Effect<ContactCheck, EngineCallError | EngineTimeout>
+  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Contact>, NotFound>
+}
+
+export class Contacts extends Context.Tag("switchboard/Contacts")<Contacts, ContactsService>() {
+  static readonly layer = Layer.effect(Contacts, Effect.suspend(() => make))
+}
+
+const make = Effect.gen(function*() {
+  const repo = yield* ContactRepo
+  const { call, exists } = yield* makeSessionCalls
+
+  const service: ContactsService = {
+    check: (sessionId, phone) =>
+      Effect.gen(function*() {
+        const [result] = yield* call(sessionId, (connection) => connection.contacts.check([phone]))
+        const checked = result ?? { number: phone, exists: false, chatId: null, lid: null }
+        if (checked.exists) yield* repo.see(sessionId, { phone: checked.chatId, lid: checked.lid, name: null })
+        return checked
+      }),
+    list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page))
+  }
+  return service
+})

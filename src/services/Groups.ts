@@ -1,0 +1,98 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { GroupRepo } from "../layers/store/GroupRepo.js"
+import type { EngineCallError, EngineTimeout } from "./Errors.js"
+import { NotFound } from "./Errors.js"
+import { type Group, inviteUrl, type ParticipantAction, type ParticipantResult } from "./Group.js"
+import type { Page, PageRequest } from "./Pagination.js"
+import { makeSessionCalls } from "./SessionCalls.js"
+
+type Failure = EngineCallError | EngineTimeout
+
+export interface GroupsService {
+  readonly create: (sessionId: string, subject: string, participants: ReadonlyArray<string>) => Effect.Effect<Group, Failure>
+  /** Fresh from the network when the session is ready, else what the Store last knew. */
+  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Group>, Failure>
+  readonly get: (sessionId: string, groupId: string) => Effect.Effect<Group, Failure>
+  readonly changeParticipants: (
+    sessionId: string,
+    groupId: string,
+    action: ParticipantAction,
+    participants: ReadonlyArray<string>
+  ) => Effect.Effect<{ readonly groupId: string; readonly results: ReadonlyArray<ParticipantResult> }, Failure>
+  readonly setSubject: (sessionId: string, groupId: string, subject: string) => Effect.Effect<Group, Failure>
+  readonly setDescription: (sessionId: string, groupId: string, description: string) => Effect.Effect<Group, Failure>
+  readonly leave: (sessionId: string, groupId: string) => Effect.Effect<void, Failure>
+  readonly inviteCode: (sessionId: string, groupId: string) => Effect.Effect<InviteLink, Failure>
+  readonly revokeInvite: (sessionId: string, groupId: string) => Effect.Effect<InviteLink, Failure>
+  readonly join: (sessionId: string, code: string) => Effect.Effect<Group, Failure>
+}
+
+export interface InviteLink {
+  readonly groupId: string
+  readonly code: string
+  readonly url: string
+}
+
+export class Groups extends Context.Tag("switchboard/Groups")<Groups, GroupsService>() {
+  static readonly layer = Layer.effect(Groups, Effect.suspend(() => make))
+}
+
+const groupNotFound = (groupId: string) =>
+  new NotFound({ code: "GROUP_NOT_FOUND", message: `Group ${groupId} does not exist or this session is not in it` })
+
+const make = Effect.gen(function*() {
+  const repo = yield* GroupRepo
+  const { call, isReady } = yield* makeSessionCalls
+
+  /** Asks the network for the group and keeps what it says; a group gone from it goes from the Store. */
+  const refresh = (sessionId: string, groupId: string) =>
+    call(sessionId, (connection) => connection.groups.get(groupId)).pipe(
+      Effect.tap((group) => repo.upsert(sessionId, group)),
+      Effect.tapErrorTag("NotFound", () => repo.remove(sessionId, groupId))
+    )
+
+  const invite = (groupId: string) => (code: string): InviteLink => ({ groupId, code, url: inviteUrl(code) })
+
+  const service: GroupsService = {
+    create: (sessionId, subject, participants) =>
+      call(sessionId, (connection) => connection.groups.create(subject, participants)).pipe(
+        Effect.tap((group) => repo.upsert(sessionId, group))
+      ),
+    list: (sessionId, page) =>
+      Effect.gen(function*() {
+        if (yield* isReady(sessionId)) {
+          const groups = yield* call(sessionId, (connection) => connection.groups.list)
+          const known = yield* repo.list(sessionId, Option.none())
+          const current = new Set(groups.map((group) => group.id))
+          yield* Effect.forEach(known.items.filter((group) => !current.has(group.id)), (group) => repo.remove(sessionId, group.id), { discard: true })
+          yield* Effect.forEach(groups, (group) => repo.upsert(sessionId, group), { discard: true })
+        }
+        return yield* repo.list(sessionId, page)
+      }),
+    get: (sessionId, groupId) =>
+      Effect.flatMap(isReady(sessionId), (ready) =>
+        ready
+          ? refresh(sessionId, groupId)
+          : Effect.flatMap(repo.find(sessionId, groupId), Option.match({
+            onNone: () => Effect.fail(groupNotFound(groupId)),
+            onSome: Effect.succeed
+          }))),
+    changeParticipants: (sessionId, groupId, action, participants) =>
+      Effect.gen(function*() {
+        const results = yield* call(sessionId, (connection) => connection.groups.updateParticipants(groupId, participants, action))
+        yield* Effect.ignore(refresh(sessionId, groupId))
+        return { groupId, results }
+      }),
+    setSubject: (sessionId, groupId, subject) =>
+      Effect.zipRight(call(sessionId, (connection) => connection.groups.setSubject(groupId, subject)), refresh(sessionId, groupId)),
+    setDescription: (sessionId, groupId, description) =>
+      Effect.zipRight(call(sessionId, (connection) => connection.groups.setDescription(groupId, description)), refresh(sessionId, groupId)),
+    leave: (sessionId, groupId) =>
+      Effect.zipRight(call(sessionId, (connection) => connection.groups.leave(groupId)), repo.remove(sessionId, groupId)),
+    inviteCode: (sessionId, groupId) => Effect.map(call(sessionId, (connection) => connection.groups.inviteCode(groupId)), invite(groupId)),
+    revokeInvite: (sessionId, groupId) => Effect.map(call(sessionId, (connection) => connection.groups.revokeInvite(groupId)), invite(groupId)),
+    join: (sessionId, code) =>
+      Effect.flatMap(call(sessionId, (connection) => connection.groups.join(code)), (groupId) => refresh(sessionId, groupId))
+  }
+  return service
+})

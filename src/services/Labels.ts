@@ -1,0 +1,47 @@
+import { Context, Effect, Layer, type Option } from "effect"
+import { LabelRepo } from "../layers/store/LabelRepo.js"
+import type { EngineCallError, EngineTimeout, NotFound } from "./Errors.js"
+import type { Label } from "./Label.js"
+import type { Page, PageRequest } from "./Pagination.js"
+import { makeSessionCalls } from "./SessionCalls.js"
+
+type Failure = EngineCallError | EngineTimeout
+
+/**
+ * WhatsApp Business labels. The network tells the gateway about labels (the phone syncs them),
+ * so lists come from the Store, kept current by `LabelChanged` events and by what this API does.
+ */
+export interface LabelsService {
+  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Label>, NotFound>
+  readonly create: (sessionId: string, name: string, color: number | null) => Effect.Effect<Label, Failure>
+  readonly ofChat: (sessionId: string, chatId: string) => Effect.Effect<ReadonlyArray<Label>, NotFound>
+  readonly addToChat: (sessionId: string, chatId: string, labelId: string) => Effect.Effect<ReadonlyArray<Label>, Failure>
+  readonly removeFromChat: (sessionId: string, chatId: string, labelId: string) => Effect.Effect<ReadonlyArray<Label>, Failure>
+}
+
+export class Labels extends Context.Tag("switchboard/Labels")<Labels, LabelsService>() {
+  static readonly layer = Layer.effect(Labels, Effect.suspend(() => make))
+}
+
+const make = Effect.gen(function*() {
+  const repo = yield* LabelRepo
+  const { call, exists } = yield* makeSessionCalls
+
+  const service: LabelsService = {
+    list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page)),
+    create: (sessionId, name, color) =>
+      call(sessionId, (connection) => connection.labels.create(name, color)).pipe(Effect.tap((label) => repo.upsert(sessionId, label))),
+    ofChat: (sessionId, chatId) => Effect.zipRight(exists(sessionId), repo.ofChat(sessionId, chatId)),
+    addToChat: (sessionId, chatId, labelId) =>
+      call(sessionId, (connection) => connection.labels.addToChat(chatId, labelId)).pipe(
+        Effect.zipRight(repo.setOnChat(sessionId, chatId, labelId, true)),
+        Effect.zipRight(repo.ofChat(sessionId, chatId))
+      ),
+    removeFromChat: (sessionId, chatId, labelId) =>
+      call(sessionId, (connection) => connection.labels.removeFromChat(chatId, labelId)).pipe(
+        Effect.zipRight(repo.setOnChat(sessionId, chatId, labelId, false)),
+        Effect.zipRight(repo.ofChat(sessionId, chatId))
+      )
+  }
+  return service
+})

@@ -1,0 +1,25 @@
+import { Effect } from "effect"
+import { SessionRepo } from "../layers/store/SessionRepo.js"
+import type { EngineConnection, EngineError } from "../runtime/Engine.js"
+import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
+
+/**
+ * How the directory services reach a session: `call` runs an engine operation on its ready
+ * connection (404 for an unknown session, 409 SESSION_NOT_READY when it is not ready, the
+ * engine's refusals as their statuses); `isReady` tells whether the network can be asked at all
+ * or the Store's copy must do.
+ */
+export const makeSessionCalls = Effect.gen(function*() {
+  const sessions = yield* SessionRepo
+  const supervisor = yield* SessionSupervisor
+  return {
+    call: <A>(sessionId: string, use: (connection: EngineConnection) => Effect.Effect<A, EngineError>) =>
+      Effect.zipRight(sessions.get(sessionId), supervisor.useConnection(sessionId, "ready", use)),
+    isReady: (sessionId: string) =>
+      Effect.zipRight(
+        sessions.get(sessionId),
+        Effect.map(supervisor.state(sessionId), (state) => state._tag === "Some" && state.value.status === "ready")
+      ),
+    exists: (sessionId: string) => Effect.asVoid(sessions.get(sessionId))
+  }
+})

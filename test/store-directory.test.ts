@@ -1,0 +1,129 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import {
+  ChannelRepo,
+  ContactRepo,
+  GroupRepo,
+  LabelRepo,
+  RepositoriesLive,
+  SessionRepo,
+  SqliteStoreLive
+} from "../src/layers/store/index.js"
+import type { Group } from "../src/services/Group.js"
+import { sessionRow } from "./support/fixtures.js"
+
+/** The gateway's copy of each session's groups, channels, labels and contacts, on a real SQLite file. */
+
+const store = () => RepositoriesLive.pipe(Layer.provideMerge(SqliteStoreLive(join(mkdtempSync(join(tmpdir(), "switchboard-dir-")), "store.db"))))
+
+const newSession = Effect.gen(function*() {
+  const row = sessionRow()
+  yield* (yield* SessionRepo).insert(row)
+  return row.id
+})
+
+const group = (id: string, subject: string, members: number): Group => ({
+  id,
+  subject,
+  description: null,
+  owner: "15550000000@c.us",
+  createdAt: "2024-01-01T00:00:00.000Z",
+  announce: false,
+  restrict: false,
+  participants: [
+    { id: "15550000000@c.us", role: "superadmin" },
+    ...Array.from({ length: members }, (_, i) => ({ id: `1555100${String(i).padStart(4, "0")}@c.us`, role: "member" as const }))
+  ]
+})
+
+describe("directory repositories", () => {
+  it.layer(store())("on one database", (it) => {
+    it.effect("groups: a page holds exactly `limit` groups, each with all its participants (rule 11)", () =>
+      Effect.gen(function*() {
+        const sessionId = yield* newSession
+        const groups = yield* GroupRepo
+        for (const n of [1, 2, 3, 4, 5]) yield* groups.upsert(sessionId, group(`12036300000${n}@g.us`, `group ${n}`, 15))
+        const first = yield* groups.list(sessionId, Option.some({ page: 1, limit: 2, offset: 0 }))
+        expect(first.items.map((g) => g.subject)).toEqual(["group 1", "group 2"])
+        expect(first.total).toBe(5)
+        for (const item of first.items) expect(item.participants).toHaveLength(16)
+        const last = yield* groups.list(sessionId, Option.some({ page: 3, limit: 2, offset: 4 }))
+        expect(last.items.map((g) => g.subject)).toEqual(["group 5"])
+        // Another session's groups are not this one's.
+        const other = yield* newSession
+        expect((yield* groups.list(other, Option.none())).total).toBe(0)
+      }))
+
+    it.effect("groups: participant changes, updates and removal", () =>
+      Effect.gen(function*() {
+        const sessionId = yield* newSession
+        const groups = yield* GroupRepo
+        const id = "120363999999@g.us"
+        yield* groups.upsert(sessionId, group(id, "before", 1))
+        yield* groups.changeParticipants(sessionId, id, ["15552222222@c.us"], "add")
+        yield* groups.changeParticipants(sessionId, id, ["15552222222@c.us"], "promote")
+        yield* groups.changeParticipants(sessionId, id, ["15551000000@c.us"], "remove")
+        yield* groups.update(sessionId, id, { subject: "after", description: "about", announce: true })
+        const found = Option.getOrThrow(yield* groups.find(sessionId, id))
+        expect(found).toMatchObject({ subject: "after", description: "about", announce: true, restrict: false })
+        expect(found.participants).toEqual([
+          { id: "15550000000@c.us", role: "superadmin" },
+          { id: "15552222222@c.us", role: "admin" }
+        ])
+        yield* groups.remove(sessionId, id)
+        expect(Option.isNone(yield* groups.find(sessionId, id))).toBe(true)
+      }))
+
+    it.effect("contacts: one row per person; a LID seen alone merges into the phone's row once they are linked", () =>
+      Effect.gen(function*() {
+        const sessionId = yield* newSession
+        const contacts = yield* ContactRepo
+        yield* contacts.see(sessionId, { phone: null, lid: "200000000000001@lid", name: "Ana" })
+        yield* contacts.see(sessionId, { phone: "15553333333@c.us", lid: null, name: null })
+        expect((yield* contacts.list(sessionId, Option.none())).total).toBe(2)
+        yield* contacts.see(sessionId, { phone: "15553333333@c.us", lid: "200000000000001@lid", name: null })
+        const listed = yield* contacts.list(sessionId, Option.none())
+        expect(listed.items).toEqual([
+          expect.objectContaining({ id: "15553333333@c.us", phone: "15553333333@c.us", lid: "200000000000001@lid", name: "Ana" })
+        ])
+        // Seen again by its LID only: still that one person.
+        yield* contacts.see(sessionId, { phone: null, lid: "200000000000001@lid", name: "Ana B." })
+        const again = yield* contacts.list(sessionId, Option.none())
+        expect(again.items.map((c) => [c.id, c.name])).toEqual([["15553333333@c.us", "Ana B."]])
+      }))
+
+    it.effect("labels and channels: kept, listed by name, a deleted label leaves its chats", () =>
+      Effect.gen(function*() {
+        const sessionId = yield* newSession
+        const labels = yield* LabelRepo
+        yield* labels.upsert(sessionId, { id: "2", name: "VIP", color: 3 })
+        yield* labels.upsert(sessionId, { id: "1", name: "Leads", color: 0 })
+        yield* labels.setOnChat(sessionId, "15554444444@c.us", "2", true)
+        yield* labels.setOnChat(sessionId, "15554444444@c.us", "1", true)
+        expect((yield* labels.ofChat(sessionId, "15554444444@c.us")).map((l) => l.name)).toEqual(["Leads", "VIP"])
+        yield* labels.remove(sessionId, "2")
+        expect((yield* labels.ofChat(sessionId, "15554444444@c.us")).map((l) => l.name)).toEqual(["Leads"])
+        expect((yield* labels.list(sessionId, Option.none())).items.map((l) => l.id)).toEqual(["1"])
+
+        const channels = yield* ChannelRepo
+        const channel = { id: "120363111@newsletter", name: "News", description: null, inviteCode: "AbCdEf123", subscribers: 3, role: "owner" as const, createdAt: null }
+        yield* channels.upsert(sessionId, channel)
+        yield* channels.upsert(sessionId, { ...channel, subscribers: 4 })
+        expect((yield* channels.list(sessionId, Option.none())).items).toEqual([{ ...channel, subscribers: 4 }])
+        yield* channels.remove(sessionId, channel.id)
+        expect((yield* channels.list(sessionId, Option.none())).total).toBe(0)
+      }))
+
+    it.effect("deleting a session deletes what it knew", () =>
+      Effect.gen(function*() {
+        const sessionId = yield* newSession
+        yield* (yield* GroupRepo).upsert(sessionId, group("120363000111@g.us", "g", 2))
+        yield* (yield* ContactRepo).see(sessionId, { phone: "15556666666@c.us", lid: null, name: null })
+        yield* (yield* LabelRepo).upsert(sessionId, { id: "1", name: "x", color: 1 })
+        expect(yield* (yield* SessionRepo).remove(sessionId)).toBe(true)
+      }))
+  })
+})
