@@ -1,8 +1,13 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Stream } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { BufferJSON } from "@whiskeysockets/baileys"
+import { Effect, Exit, ManagedRuntime, Option, Scope, Stream } from "effect"
 import { createServer } from "node:net"
-import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.js"
+import { type AuthState, Engine, type EngineConnection, type EngineError, type EngineEvent } from "../src/runtime/Engine.js"
+import type { GroupChange } from "../src/runtime/EngineDirectory.js"
 import { BaileysEngineLive, meOf } from "../src/runtime/engines/baileys/BaileysEngine.js"
+import type { Group } from "../src/services/Group.js"
+import { type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
+import { muteSignalChatter } from "./support/wa-peer/raw-client.js"
 
 const memoryAuth = (): AuthState & { readonly written: Array<unknown> } => {
   const written: Array<unknown> = []
@@ -13,6 +18,31 @@ const memoryAuth = (): AuthState & { readonly written: Array<unknown> } => {
     getKeys: () => Effect.succeed({}),
     setKeys: () => Effect.void,
     clear: Effect.void
+  }
+}
+
+/** Credentials and keys in memory, written and read back as the Store does (JSON with BufferJSON). */
+const peerAuth = (): AuthState => {
+  let creds: string | undefined
+  const keys = new Map<string, unknown>()
+  return {
+    readCreds: Effect.sync(() => (creds === undefined ? Option.none() : Option.some(JSON.parse(creds, BufferJSON.reviver)))),
+    writeCreds: (value) => Effect.sync(() => void (creds = JSON.stringify(value, BufferJSON.replacer))),
+    getKeys: (type, ids) =>
+      Effect.sync(() => Object.fromEntries(ids.flatMap((id) => (keys.has(`${type}/${id}`) ? [[id, keys.get(`${type}/${id}`)]] : [])))),
+    setKeys: (changes) =>
+      Effect.sync(() => {
+        for (const [type, entries] of Object.entries(changes)) {
+          for (const [id, value] of Object.entries(entries)) {
+            if (value === null) keys.delete(`${type}/${id}`)
+            else keys.set(`${type}/${id}`, value)
+          }
+        }
+      }),
+    clear: Effect.sync(() => {
+      creds = undefined
+      keys.clear()
+    })
   }
 }
 
@@ -76,5 +106,237 @@ describe("BaileysEngine (no peer)", () => {
     })
     expect(meOf({ id: "15551234567@s.whatsapp.net" })).toEqual({ id: "15551234567@c.us", phone: "15551234567", lid: null, pushName: null })
     expect(meOf(undefined)).toBeNull()
+  })
+})
+
+/**
+ * The engine's directory (groups, contacts, labels) end to end against the loopback WhatsApp
+ * Web peer, at the engine boundary: the connection's operations and events, with the real
+ * Baileys client underneath. (Channels and labels beyond the business check need `w:mex` and
+ * app-state on the peer: those are proven at the socket boundary in baileys-directory.test.ts.)
+ */
+describe("BaileysEngine against the loopback peer: groups, contacts, labels", () => {
+  const ALICE = "15551230001"
+  const BOB = "15551230002"
+  const CAROL = "15551230003"
+  const DAVE = "15551230004"
+  const UNKNOWN = "15559999999"
+
+  let peer: WaPeer
+  let runtime: ManagedRuntime.ManagedRuntime<Engine, never>
+  let alice: Linked
+  let unmute: () => void
+  const scopes: Array<Scope.CloseableScope> = []
+
+  /** A live engine connection and every event it reported so far. */
+  interface Linked {
+    readonly connection: EngineConnection
+    readonly events: Array<EngineEvent>
+  }
+
+  const open = async (auth: AuthState): Promise<Linked> => {
+    const scope = await Effect.runPromise(Scope.make())
+    scopes.push(scope)
+    const engine = await runtime.runPromise(Engine)
+    const connection = await Effect.runPromise(Scope.extend(
+      engine.connect({ sessionId: "peer", auth, lookupSent: () => Effect.succeed(Option.none()), proxyUrl: Option.none() }),
+      scope
+    ))
+    const events: Array<EngineEvent> = []
+    Effect.runFork(Stream.runForEach(connection.events, (event) => Effect.sync(() => void events.push(event))))
+    return { connection, events }
+  }
+
+  /** The first event (of all reported so far, or yet to come) matching `predicate`. */
+  const event = async <T extends EngineEvent["_tag"]>(
+    linked: Linked,
+    tag: T,
+    predicate: (event: Extract<EngineEvent, { _tag: T }>) => boolean = () => true,
+    timeoutMs = 10_000
+  ): Promise<Extract<EngineEvent, { _tag: T }>> => {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const found = linked.events.find((e): e is Extract<EngineEvent, { _tag: T }> => e._tag === tag && predicate(e as never))
+      if (found) return found
+      if (Date.now() > deadline) throw new Error(`no ${tag} event matching within ${timeoutMs} ms`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+  const groupChange = (linked: Linked, predicate: (change: GroupChange) => boolean) =>
+    event(linked, "GroupChanged", (e) => predicate(e.change)).then((e) => e.change)
+
+  /** QR → the phone scans → 515 → a new connection → Ready. */
+  const link = async (phone: string, platform?: string): Promise<Linked> => {
+    const auth = peerAuth()
+    const first = await open(auth)
+    const { qr } = await event(first, "Qr")
+    await peer.scan(qr, { phone, ...(platform === undefined ? {} : { platform }) })
+    await event(first, "Closed", (e) => e.reason.kind === "restart")
+    const linked = await open(auth)
+    await event(linked, "Ready")
+    return linked
+  }
+
+  const run = <A>(effect: Effect.Effect<A, EngineError>) => runtime.runPromise(effect)
+  const refusal = (effect: Effect.Effect<unknown, EngineError>) =>
+    runtime.runPromise(Effect.flip(effect)).then(({ code, refusal, transient }) => ({ code, refusal, transient }))
+  const lidOf = (phone: string) => `${peer.member(phone).kind === "contact" ? peer.contact(phone).lidUser : peer.accounts.get(phone)!.lidUser}@lid`
+
+  let team: Group
+
+  beforeAll(async () => {
+    unmute = muteSignalChatter()
+    peer = await startWaPeer()
+    runtime = ManagedRuntime.make(BaileysEngineLive({ waWebSocketUrl: peer.url, mediaCa: peer.mediaCa }))
+    peer.contact(BOB, { name: "Bob" })
+    peer.contact(CAROL, { name: "Carol" })
+    alice = await link(ALICE)
+  }, 30_000)
+
+  afterAll(async () => {
+    for (const scope of scopes.reverse()) await Effect.runPromise(Scope.close(scope, Exit.void))
+    await runtime?.dispose()
+    await peer?.close()
+    unmute?.()
+  })
+
+  it("contacts.check: who is on WhatsApp, with the chat id and the LID", async () => {
+    expect(await run(alice.connection.contacts.check([BOB, UNKNOWN]))).toEqual([
+      { number: BOB, exists: true, chatId: `${BOB}@c.us`, lid: lidOf(BOB) },
+      { number: UNKNOWN, exists: false, chatId: null, lid: null }
+    ])
+  })
+
+  it("groups.create: the group with phone ids and roles; the join event; the members seen with both ids", async () => {
+    team = await run(alice.connection.groups.create("Team", [`${BOB}@c.us`]))
+    expect(team).toMatchObject({
+      id: expect.stringMatching(/^120363\d+@g\.us$/),
+      subject: "Team",
+      description: null,
+      owner: `${ALICE}@c.us`,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      announce: false,
+      restrict: false
+    })
+    expect(team.participants).toEqual(expect.arrayContaining([
+      { id: `${ALICE}@c.us`, role: "superadmin" },
+      { id: `${BOB}@c.us`, role: "member" }
+    ]))
+    const joined = await groupChange(alice, (c) => c.kind === "join" && c.groupId === team.id)
+    expect(joined).toMatchObject({ group: { subject: "Team" }, by: `${ALICE}@c.us` })
+    const seen = await event(alice, "ContactsSeen", (e) => e.contacts.some((c) => c.phone === `${BOB}@c.us`))
+    expect(seen.contacts).toContainEqual({ phone: `${BOB}@c.us`, lid: lidOf(BOB), name: null })
+  })
+
+  it("groups.get and groups.list read it back", async () => {
+    expect(await run(alice.connection.groups.get(team.id))).toMatchObject({ id: team.id, subject: "Team" })
+    expect((await run(alice.connection.groups.list)).map((g) => g.id)).toEqual([team.id])
+  })
+
+  it("participants: a status per person, and the participants events by the account", async () => {
+    const results = await run(alice.connection.groups.updateParticipants(team.id, [`${CAROL}@c.us`, `${UNKNOWN}@c.us`], "add"))
+    expect(results).toEqual([
+      { id: `${CAROL}@c.us`, status: 200, ok: true },
+      { id: `${UNKNOWN}@c.us`, status: 404, ok: false }
+    ])
+    expect(await groupChange(alice, (c) => c.kind === "participants" && c.action === "add")).toMatchObject({
+      groupId: team.id,
+      participants: [`${CAROL}@c.us`],
+      by: `${ALICE}@c.us`
+    })
+    await run(alice.connection.groups.updateParticipants(team.id, [`${CAROL}@c.us`], "promote"))
+    await groupChange(alice, (c) => c.kind === "participants" && c.action === "promote" && c.participants?.[0] === `${CAROL}@c.us`)
+    expect((await run(alice.connection.groups.get(team.id))).participants).toContainEqual({ id: `${CAROL}@c.us`, role: "admin" })
+  })
+
+  it("subject and description: changed, and reported as updates", async () => {
+    await run(alice.connection.groups.setSubject(team.id, "Team A"))
+    await run(alice.connection.groups.setDescription(team.id, "What we do"))
+    expect(await groupChange(alice, (c) => c.kind === "update" && c.update?.subject === "Team A")).toMatchObject({ by: `${ALICE}@c.us` })
+    await groupChange(alice, (c) => c.kind === "update" && c.update?.description === "What we do")
+    expect(await run(alice.connection.groups.get(team.id))).toMatchObject({ subject: "Team A", description: "What we do" })
+  })
+
+  it("invite codes: read and revoked", async () => {
+    const code = await run(alice.connection.groups.inviteCode(team.id))
+    const fresh = await run(alice.connection.groups.revokeInvite(team.id))
+    expect(code).toMatch(/^[A-Za-z0-9]{22}$/)
+    expect(fresh).not.toBe(code)
+    expect(peer.group(team.id)?.inviteCode).toBe(fresh)
+  })
+
+  it("a text to the group: every member decrypts it; later sends use the cached metadata", async () => {
+    const engine = await runtime.runPromise(Engine)
+    const send = async (text: string) => {
+      const decrypted = Promise.all([BOB, CAROL].map((phone) =>
+        peer.waitFor<ReceivedMessage>("received", (m) => m.group === team.id && m.to === phone && m.text === text, 10_000)))
+      await run(alice.connection.send({ engineMessageId: engine.newMessageId(), chatId: team.id, content: { type: "text", text } }))
+      return decrypted
+    }
+    await send("hello team")
+    const metadataQueries = () => peer.groups.queries.filter((q) => q.op === "query" && q.to === team.id).length
+    const before = metadataQueries()
+    await send("second")
+    await send("third")
+    expect(metadataQueries()).toBe(before)
+    expect(peer.errors).toEqual([])
+  })
+
+  it("a member's group message arrives under the group, from the member's phone id", async () => {
+    const id = await peer.contact(BOB).sendToGroup(team.id, "hi team")
+    const received = await event(alice, "MessageReceived", (e) => e.message.engineMessageId === id)
+    expect(received.message).toMatchObject({
+      chatId: team.id,
+      from: `${BOB}@c.us`,
+      fromPhone: `${BOB}@c.us`,
+      fromLid: lidOf(BOB),
+      type: "text",
+      text: "hi team"
+    })
+    // the group's notifications (create, add, subject…) reach Baileys as stub messages: none is a chat message
+    expect(alice.events.filter((e) => e._tag === "MessageReceived" && e.message.chatId === team.id)).toHaveLength(1)
+  })
+
+  it("someone else's group: joined with the group, refusals for what only admins may do, settings, removal", async () => {
+    const bob = peer.member(BOB)
+    const plans = peer.groups.create(bob, "Bob's plans", [peer.member(ALICE)])
+    expect(await groupChange(alice, (c) => c.kind === "join" && c.groupId === plans.jid)).toMatchObject({
+      group: { subject: "Bob's plans", owner: `${BOB}@c.us` },
+      by: `${BOB}@c.us`
+    })
+    expect(await refusal(alice.connection.groups.updateParticipants(plans.jid, [`${BOB}@c.us`], "remove")))
+      .toEqual({ code: "NOT_GROUP_ADMIN", refusal: "forbidden", transient: false })
+    expect(await refusal(alice.connection.groups.inviteCode(plans.jid)))
+      .toEqual({ code: "NOT_GROUP_ADMIN", refusal: "forbidden", transient: false })
+    peer.groups.setSettings(plans, bob, { announce: true })
+    expect(await groupChange(alice, (c) => c.kind === "update" && c.groupId === plans.jid)).toMatchObject({
+      update: { announce: true },
+      by: `${BOB}@c.us`
+    })
+    peer.groups.updateParticipants(plans, bob, "remove", [{ jid: `${ALICE}@s.whatsapp.net`, entity: peer.member(ALICE) }])
+    expect(await groupChange(alice, (c) => c.kind === "leave" && c.groupId === plans.jid)).toMatchObject({ by: `${BOB}@c.us` })
+    expect(await refusal(alice.connection.groups.get(plans.jid))).toEqual({ code: "NOT_GROUP_MEMBER", refusal: "forbidden", transient: false })
+  })
+
+  it("join by invite code; unknown groups and codes are not found; leave", async () => {
+    const bob = peer.member(BOB)
+    const open = peer.groups.create(bob, "Open house", [])
+    const groupId = await run(alice.connection.groups.join(peer.groups.inviteCode(open, bob)))
+    expect(groupId).toBe(open.jid)
+    expect(await groupChange(alice, (c) => c.kind === "join" && c.groupId === open.jid)).toMatchObject({
+      group: { subject: "Open house", participants: expect.arrayContaining([{ id: `${ALICE}@c.us`, role: "member" }]) }
+    })
+    expect(await refusal(alice.connection.groups.join("NoSuchCode123"))).toMatchObject({ code: "INVITE_NOT_FOUND", refusal: "not_found" })
+    expect(await refusal(alice.connection.groups.get("120363000000000000@g.us"))).toMatchObject({ code: "GROUP_NOT_FOUND", refusal: "not_found" })
+    await run(alice.connection.groups.leave(open.jid))
+    expect(await groupChange(alice, (c) => c.kind === "leave" && c.groupId === open.jid)).toMatchObject({ by: `${ALICE}@c.us` })
+    expect((await run(alice.connection.groups.list)).map((g) => g.id)).not.toContain(open.jid)
+  })
+
+  it("labels: a consumer account is refused; a business one needs the phone's app-state keys first", async () => {
+    expect(await refusal(alice.connection.labels.create("VIP", 1))).toEqual({ code: "APP_STATE_NOT_READY", refusal: "conflict", transient: true })
+    const dave = await link(DAVE, "android")
+    expect(await refusal(dave.connection.labels.create("VIP", 1))).toEqual({ code: "NOT_A_BUSINESS_ACCOUNT", refusal: "conflict", transient: false })
+    expect(await refusal(dave.connection.labels.addToChat(`${BOB}@c.us`, "1"))).toMatchObject({ code: "NOT_A_BUSINESS_ACCOUNT" })
   })
 })

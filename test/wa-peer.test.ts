@@ -3,7 +3,7 @@
  * pairing, restart login, sending with a delivery receipt, receiving, the disconnect codes,
  * media both ways through the peer's HTTPS media server, reactions and read receipts.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { Agent as HttpsAgent } from "node:https"
 import * as curve from "libsignal/src/curve.js"
 import {
@@ -16,15 +16,15 @@ import {
   type WAMessage,
   type WASocket
 } from "@whiskeysockets/baileys"
-import { peerCertificates, startWaPeer, type ReceivedMessage, type WaPeer } from "./support/wa-peer/index.js"
+import { peerCertificates, type ReceivedMessage, type WaPeer } from "./support/wa-peer/index.js"
 import {
   RawClients,
   memoryAuth,
-  muteSignalChatter,
   nextUpdate,
   onEvent,
   reloadCreds,
-  statusCode
+  statusCode,
+  useRawPeer
 } from "./support/wa-peer/raw-client.js"
 
 const ALICE = "15551230001"
@@ -32,21 +32,13 @@ const BOB = "15551230002"
 
 let peer: WaPeer
 let clients: RawClients
-let unmute: () => void
+useRawPeer((started, pool) => {
+  peer = started
+  clients = pool
+})
 const connect = (auth: AuthenticationState, config?: Partial<UserFacingSocketConfig>): WASocket => clients.connect(auth, config)
 const pair = (phone: string) => clients.pair(phone)
 
-beforeEach(async () => {
-  unmute = muteSignalChatter()
-  peer = await startWaPeer()
-  clients = new RawClients(peer)
-})
-
-afterEach(async () => {
-  await clients.end()
-  await peer.close()
-  unmute()
-})
 
 describe("wa-peer: linking", () => {
   it("serves a noise certificate chain that verifies against the root Baileys is told to trust", () => {

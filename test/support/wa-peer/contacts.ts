@@ -15,8 +15,10 @@ export interface ReceivedMessage {
   readonly from: string
   /** the recipient's phone number (a fake contact, or another account's phone) */
   readonly to: string
-  /** the `to` of the stanza (phone JID or LID, as the client addressed it) */
+  /** the `to` of the stanza (phone JID or LID, as the client addressed it; the group's JID) */
   readonly toJid: string
+  /** set when the message went to a group (`<id>@g.us`): `to` is then the member who decrypted it */
+  readonly group: string | undefined
   readonly id: string
   /** conversation / extended text, when the message is text */
   readonly text: string | undefined
@@ -62,6 +64,7 @@ export interface SendOptions {
 /** What a contact needs from the peer: delivering a stanza to an account's linked device. */
 export interface ContactHost {
   deliverFromContact(contact: FakeContact, toPhone: string, message: proto.IMessage, id: string): Promise<void>
+  deliverToGroup(contact: FakeContact, groupJid: string, message: proto.IMessage, id: string): Promise<void>
   receiptFromContact(message: ReceivedMessage, type?: string): Promise<void>
   /** put an encrypted blob on the media server (a phone's upload) */
   storeMedia(uploadType: string, encrypted: Buffer): { url: string; directPath: string }
@@ -127,6 +130,17 @@ export class FakeContact {
     const message = this.inbox.find(m => m.id === messageId)
     if (!message) throw new Error(`${this.phone} never received ${messageId}`)
     await this.host.receiptFromContact(message, "read")
+  }
+
+  /**
+   * Send a text to a group the contact is in (`peer.groups`): encrypted once with the contact's
+   * sender key, to every member account's linked device (see ./group-messages.ts).
+   */
+  async sendToGroup(groupJid: string, text: string, options: SendOptions = {}): Promise<string> {
+    const id = options.id ?? newMessageId()
+    this.sent.add(id)
+    await this.host.deliverToGroup(this, groupJid, { conversation: text }, id)
+    return id
   }
 
   /** Send any `proto.IMessage` (e.g. `{ extendedTextMessage: { text } }`). */

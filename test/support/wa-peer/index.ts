@@ -30,14 +30,27 @@
  * await bob.react("15551230001", messageId, "👍")       // "" removes; received reactions: m.reaction
  * ```
  *
+ * Groups (./groups.ts, ./group-messages.ts, ./sender-keys.ts): the server's `w:g2` answers (create,
+ * metadata, participating, participants, subject, description, settings, invites, leave) and its
+ * `w:gp2` notifications to member accounts; group messages with sender keys both ways. Members
+ * are accounts or fake contacts; what others do goes through `peer.groups` with `peer.member(...)`:
+ * ```ts
+ * const team = peer.groups.create(peer.member(BOB), "Team", [peer.member(ALICE)])  // <create> to Alice
+ * peer.groups.setSubject(team, peer.member(BOB), "Renamed")                        // groups.update
+ * await bob.sendToGroup(team.jid, "hi all")              // skmsg (+ the distribution, first time)
+ * await peer.waitFor<ReceivedMessage>("received", m => m.group === team.jid && m.to === BOB)
+ * peer.groups.queries / peer.distributions               // the w:g2 iqs and sender key handouts seen
+ * ```
+ *
  * Events (`peer.on` / `peer.waitFor`): `registering` (a client asked for QR refs), `paired`
  * (Account), `login` (Account), `ready` (Account: login queries answered, offline marker sent),
  * `pairing-code` (phone: a client called requestPairingCode; then `peer.enterCode(code, {phone})`),
  * `received` (ReceivedMessage), `receipt` ({ phone, id, type }), `peer-error` (Error).
  *
  * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
- * cannot scan by itself); one linked device per account; no groups, app-state, calls; media
- * re-upload requests (after `peer.media.expire(url)`) are not answered.
+ * cannot scan by itself); one linked device per account (a member account's phone, not its linked
+ * device, reads what a client sends a group); no app-state (labels), `w:mex` (channels), calls,
+ * group retry receipts; media re-upload requests (after `peer.media.expire(url)`) are not answered.
  */
 import { WaPeer, type WaPeerOptions } from "./peer.js"
 
@@ -47,6 +60,8 @@ export { type DownloadedMedia, type MediaKind, type OutgoingMedia } from "./medi
 export { MediaServer, type MediaRequest } from "./media-server.js"
 export { type ReceivedReaction } from "./reactions.js"
 export { lidJid, pnJid, type Account } from "./pairing.js"
+export { GroupDirectory, GroupError, PeerGroup, type ParticipantAction, type Role } from "./groups.js"
+export { type Entity } from "./stanzas.js"
 export { peerCertificates } from "./frames.js"
 
 export const startWaPeer = (options: WaPeerOptions = {}): Promise<WaPeer> => WaPeer.start(options)

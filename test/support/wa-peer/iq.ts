@@ -15,6 +15,8 @@ export interface IqHost {
   emit(event: "pairing-code", phone: string): boolean
   /** the `<media_conn>` that sends uploads and downloads to the peer's media server */
   mediaConn(): BinaryNode
+  /** the answer to a `w:g2` (groups) query */
+  groupIq(account: Account, iq: BinaryNode): BinaryNode
 }
 
 /** Login sequence: prekey count → (prekey upload) → passive active → digest → `open`. */
@@ -57,6 +59,7 @@ export const answerIq = async (peer: IqHost, conn: Connection, iq: BinaryNode): 
   }
   if (xmlns === "encrypt" && child?.tag === "key") return conn.send(keysResult(iq, user => peer.resolve(user)))
   if (xmlns === "usync") return conn.send(usyncResult(iq, account, user => peer.resolve(user)))
+  if (xmlns === "w:g2") return conn.send(peer.groupIq(account, iq))
   if (xmlns === "w:m" && child?.tag === "media_conn") return conn.send(result(iq, [peer.mediaConn()]))
   if (xmlns === "privacy" && type === "get") return conn.send(privacyResult(iq))
   if (xmlns === "blocklist") return conn.send(result(iq, [{ tag: "list", attrs: {} }]))

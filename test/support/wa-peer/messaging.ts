@@ -78,20 +78,8 @@ export const handleClientMessage = async (host: MessageHost, conn: Connection, a
       const message = await decryptFrom(party, account, enc)
       // copies for the sender's own phone are dropped; another account's phone keeps them
       if (entity.kind === "account" && entity.account === account) continue
-      const content = proto.Message.toObject(message) as proto.IMessage
-      const received: ReceivedMessage = {
-        from: account.phone,
-        to: entity.kind === "contact" ? entity.contact.phone : entity.account.phone,
-        toJid: destination,
-        id,
-        text: textOf(message),
-        media: mediaOf(content)?.kind,
-        reaction: reactionOf(content),
-        message: content
-      }
-      host.received.push(received)
-      if (entity.kind === "contact") entity.contact.inbox.push(received)
-      host.emit("received", received)
+      const to = entity.kind === "contact" ? entity.contact.phone : entity.account.phone
+      record(host, entity, { from: account.phone, to, toJid: destination, id, group: undefined }, message)
       delivered = true
     } catch (error) {
       host.errors.push(`decrypt ${id} for ${jid}: ${error instanceof Error ? error.message : String(error)}`)
@@ -102,6 +90,27 @@ export const handleClientMessage = async (host: MessageHost, conn: Connection, a
   const receipt = () => conn.send({ tag: "receipt", attrs: { id, from: destination, t: now() } })
   if (host.receiptDelayMs > 0) setTimeout(receipt, host.receiptDelayMs).unref()
   else receipt()
+}
+
+/** What a party of the peer (a contact, another account's phone) decrypted: recorded and announced. */
+export const record = (
+  host: MessageHost,
+  recipient: Entity,
+  envelope: Pick<ReceivedMessage, "from" | "to" | "toJid" | "id" | "group">,
+  message: proto.Message
+): ReceivedMessage => {
+  const content = proto.Message.toObject(message) as proto.IMessage
+  const received: ReceivedMessage = {
+    ...envelope,
+    text: textOf(message),
+    media: mediaOf(content)?.kind,
+    reaction: reactionOf(content),
+    message: content
+  }
+  host.received.push(received)
+  if (recipient.kind === "contact") recipient.contact.inbox.push(received)
+  host.emit("received", received)
+  return received
 }
 
 /** A receipt from a contact's phone for a message the client sent it (`type` "read", …). */

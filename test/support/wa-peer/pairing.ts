@@ -23,6 +23,9 @@ export interface Account {
   readonly lidUser: string
   /** the ADV account key (the phone's identity) that signs linked devices */
   readonly accountKey: KeyPair
+  /** the phone's app, as `<pair-success><platform name>` says: `smba` / `smbi` are WhatsApp
+   *  Business (Android / iOS), `android` / `iphone` the consumer apps */
+  readonly platform: string
   /** the phone itself (device 0) as a Signal participant */
   readonly phoneParty: SignalParty
   /** the linked companion's device number, its noise key and its Signal keys */
@@ -94,7 +97,7 @@ export const pairSuccessNode = (account: Account, qr: Pick<QrData, "identityKey"
         attrs: {},
         content: [
           { tag: "device-identity", attrs: {}, content: deviceIdentity },
-          { tag: "platform", attrs: { name: "smba" } },
+          { tag: "platform", attrs: { name: account.platform } },
           {
             tag: "device",
             attrs: { jid: pnJid(account.phone, account.device), lid: lidJid(account.lidUser, account.device) }

@@ -5,14 +5,15 @@
 import type { AddressInfo } from "node:net"
 import { Curve, type BinaryNode, proto } from "@whiskeysockets/baileys"
 import { FakeContact, type ContactHost, type ReceivedMessage } from "./contacts.js"
-import type { Connection } from "./connection.js"
 import { peerCertificates } from "./frames.js"
+import { sendFromContactToGroup } from "./group-messages.js"
 import { readMedia, type DownloadedMedia } from "./media.js"
 import { MediaServer } from "./media-server.js"
 import { sendContactReceipt, sendFromParty } from "./messaging.js"
 import { parseQr, type Account } from "./pairing.js"
 import { primaryHello } from "./pairing-code.js"
 import { listen, PeerServer, streamError, type ScanOptions, type WaPeerOptions } from "./server.js"
+import type { Entity } from "./stanzas.js"
 
 export type { ScanOptions, WaPeerOptions } from "./server.js"
 
@@ -44,6 +45,13 @@ export class WaPeer extends PeerServer implements ContactHost {
   downloadMedia(received: ReceivedMessage | proto.IMessage): Promise<DownloadedMedia> {
     const message = "toJid" in received ? received.message : received
     return readMedia(message, location => this.media.blob(location))
+  }
+
+  /** A party of the peer by phone number (a fake contact or an account), e.g. for `peer.groups`. */
+  member(who: string | FakeContact): Entity {
+    const entity = this.resolve(typeof who === "string" ? who : who.phone)
+    if (!entity) throw new Error(`nobody with the number ${typeof who === "string" ? who : who.phone} on this peer`)
+    return entity
   }
 
   /** The fake contact with this phone number (created on first use, with a fresh LID). */
@@ -137,19 +145,19 @@ export class WaPeer extends PeerServer implements ContactHost {
   async deliverFromContact(contact: FakeContact, toPhone: string, message: proto.IMessage, id: string): Promise<void> {
     const account = this.accounts.get(toPhone)
     if (!account?.linked) throw new Error(`no linked account ${toPhone} on this peer`)
-    const deliver = async (conn: Connection): Promise<void> => {
-      conn.unacked.set(id, deliver)
-      await sendFromParty(conn, contact.party, account, message, {
+    await this.deliver(account, id, conn =>
+      sendFromParty(conn, contact.party, account, message, {
         id,
         from: contact.lid,
         sender_pn: contact.jid,
         addressing_mode: "lid",
         notify: contact.name
       })
-    }
-    const conn = this.live(account).find(c => this.ready.has(c))
-    if (conn) await deliver(conn)
-    else this.queued.set(account.phone, [...(this.queued.get(account.phone) ?? []), deliver])
+    )
+  }
+
+  async deliverToGroup(contact: FakeContact, groupJid: string, message: proto.IMessage, id: string): Promise<void> {
+    await sendFromContactToGroup((account, id, write) => this.deliver(account, id, write), contact, this.groups.get(groupJid), message, id)
   }
 
   storeMedia(uploadType: string, encrypted: Buffer): { url: string; directPath: string } {

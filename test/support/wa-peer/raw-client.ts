@@ -18,7 +18,8 @@ import {
 } from "@whiskeysockets/baileys"
 import type { ILogger } from "@whiskeysockets/baileys/lib/Utils/logger.js"
 import { Agent as UndiciAgent } from "undici"
-import type { WaPeer } from "./peer.js"
+import { afterEach, beforeEach } from "vitest"
+import { WaPeer } from "./peer.js"
 
 export const STEP_MS = 5_000
 
@@ -162,4 +163,24 @@ export const muteSignalChatter = (): (() => void) => {
     console.info = info
     console.warn = warn
   }
+}
+
+/**
+ * A fresh peer and raw-client pool for every test of the calling file (libsignal's console
+ * chatter muted meanwhile); `onStart` hands them to the file's own variables.
+ */
+export const useRawPeer = (onStart: (peer: WaPeer, clients: RawClients) => void): void => {
+  let current: { peer: WaPeer; clients: RawClients; unmute: () => void } | undefined
+  beforeEach(async () => {
+    const unmute = muteSignalChatter()
+    const peer = await WaPeer.start()
+    current = { peer, clients: new RawClients(peer), unmute }
+    onStart(current.peer, current.clients)
+  })
+  afterEach(async () => {
+    if (current === undefined) return
+    await current.clients.end()
+    await current.peer.close()
+    current.unmute()
+  })
 }

@@ -10,6 +10,9 @@ import { proto, type BinaryNode, type KeyPair } from "@whiskeysockets/baileys"
 import { Connection, type RawSocket } from "./connection.js"
 import type { FakeContact, ReceivedMessage } from "./contacts.js"
 import type { ClientHello } from "./frames.js"
+import { answerGroupIq } from "./group-iq.js"
+import { handleClientGroupMessage } from "./group-messages.js"
+import { GroupDirectory, type PeerGroup } from "./groups.js"
 import { handleClientMessage, sendFromParty } from "./messaging.js"
 import { lidJid, newLidUser, pairSuccessNode, pnJid, verifyPairDeviceSign, type Account, type QrData } from "./pairing.js"
 import { ClientKeys, SignalParty } from "./signal.js"
@@ -60,6 +63,8 @@ export interface ScanOptions {
   readonly phone: string
   /** its LID user (digits); default: a random one (kept when the number was linked before) */
   readonly lid?: string
+  /** the phone's app: `smba` (WhatsApp Business for Android, the default) or e.g. `android` */
+  readonly platform?: string
 }
 
 const now = (): string => `${Math.floor(Date.now() / 1000)}`
@@ -72,9 +77,13 @@ export class PeerServer extends EventEmitter {
   readonly received: ReceivedMessage[] = []
   /** receipts/acks the clients sent for messages from contacts: `{ phone, id, type }` */
   readonly receipts: Array<{ readonly phone: string; readonly id: string; readonly type: string }> = []
+  /** sender key distributions clients sent group members (`to`: the member's phone number) */
+  readonly distributions: Array<{ readonly group: string; readonly from: string; readonly to: string }> = []
   /** protocol problems the peer met (decryption failures, handler errors) */
   readonly errors: string[] = []
   readonly connections = new Set<Connection>()
+  /** the server's groups (./groups.ts): what clients query and change, and what contacts do */
+  readonly groups: GroupDirectory
   protected readonly refs = new Map<string, Connection>()
   protected readonly queued = new Map<string, Array<(conn: Connection) => Promise<void>>>()
   protected readonly ready = new WeakSet<Connection>()
@@ -90,7 +99,35 @@ export class PeerServer extends EventEmitter {
   ) {
     super()
     this.receiptDelayMs = options.receiptDelayMs ?? 100
+    this.groups = new GroupDirectory({
+      // after the iq's answer, like the server: the client hears of its own change second
+      notify: (account, node) =>
+        this.guard(() => this.deliver(account, node.attrs.id ?? "", async conn => conn.send(node)))
+    })
     server.on("connection", socket => this.accept(socket))
+  }
+
+  /**
+   * Write a stanza to the account's linked device now, or after its next login when it is away;
+   * written again after a reconnect until the client receipts or acks it.
+   */
+  async deliver(account: Account, id: string, write: (conn: Connection) => Promise<void>): Promise<void> {
+    if (!account.linked) return
+    const deliver = async (conn: Connection): Promise<void> => {
+      conn.unacked.set(id, deliver)
+      await write(conn)
+    }
+    const conn = this.live(account).find(c => this.ready.has(c))
+    if (conn) await deliver(conn)
+    else this.queued.set(account.phone, [...(this.queued.get(account.phone) ?? []), deliver])
+  }
+
+  group(jid: string): PeerGroup | undefined {
+    return this.groups.groups.get(jid)
+  }
+
+  groupIq(account: Account, iq: BinaryNode): BinaryNode {
+    return answerGroupIq(this.groups, user => this.resolve(user), account, iq)
   }
 
   /** The phone accepted the device: `<pair-success>`, check the client's signature, then 515. */
@@ -110,6 +147,7 @@ export class PeerServer extends EventEmitter {
       phone: options.phone,
       lidUser: options.lid ?? previous?.lidUser ?? newLidUser(),
       accountKey,
+      platform: options.platform ?? previous?.platform ?? "smba",
       phoneParty: previous?.phoneParty ?? new SignalParty(),
       device: (previous?.device ?? 0) + 1,
       noiseKey: registration.noiseKey,
@@ -180,7 +218,7 @@ export class PeerServer extends EventEmitter {
     this.connections.add(conn)
   }
 
-  private guard(task: () => unknown): void {
+  protected guard(task: () => unknown): void {
     Promise.resolve()
       .then(task)
       .catch((error: unknown) => {
@@ -252,7 +290,11 @@ export class PeerServer extends EventEmitter {
     const account = conn.account
     if (node.tag === "iq") return answerIq(this, conn, node)
     if (!account) return
-    if (node.tag === "message") return handleClientMessage(this, conn, account, node)
+    if (node.tag === "message") {
+      return node.attrs.to?.endsWith("@g.us")
+        ? handleClientGroupMessage(this, conn, account, node)
+        : handleClientMessage(this, conn, account, node)
+    }
     if (node.tag === "receipt" || node.tag === "ack") conn.unacked.delete(node.attrs.id ?? "")
     if (node.tag === "receipt") {
       this.receipts.push({ phone: account.phone, id: node.attrs.id ?? "", type: node.attrs.type ?? "delivery" })

@@ -6,6 +6,7 @@
 import { encodeBigEndian, getBinaryNodeChild, getBinaryNodeChildBuffer, getBinaryNodeChildren, type BinaryNode } from "@whiskeysockets/baileys"
 import { ProtocolAddress, SessionBuilder, SessionCipher, SessionRecord, type SignalStorage } from "libsignal"
 import * as curve from "libsignal/src/curve.js"
+import { SenderKeys } from "./sender-keys.js"
 
 interface KeyPair33 {
   readonly pubKey: Buffer
@@ -81,6 +82,8 @@ export const parseSkey = (skey: BinaryNode) => ({
 
 export class SignalParty implements SignalStorage {
   readonly identity = keyPair()
+  /** its own group chains and those other senders distributed to it */
+  readonly senderKeys = new SenderKeys()
   readonly registrationId = 1 + Math.floor(Math.random() * 16000)
   private readonly signedPreKey = { keyId: 1, keyPair: keyPair(), signature: Buffer.alloc(0) }
   private readonly preKeys = new Map<number, KeyPair33>()

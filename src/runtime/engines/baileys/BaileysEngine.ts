@@ -17,7 +17,6 @@ import {
   type ReactCommand,
   type SendCommand
 } from "../../Engine.js"
-import { noDirectory } from "../notSupported.js"
 import { phoneNumberPattern } from "../../../services/Ids.js"
 import { makeStoreAuthState } from "./authState.js"
 import { makeConnectionTranslator } from "./connectionUpdate.js"
@@ -30,6 +29,11 @@ import { redactProxyUrl } from "../../../services/Session.js"
 import { acquireNetworkAgents, socketConfigOf } from "./agents.js"
 import { contentOf, downloadMedia, sendErrorOf, socketTransfer } from "./media.js"
 import { fromReactions } from "./reactions.js"
+import { makeChannelOperations } from "./channels.js"
+import { fromContacts, fromLidPairs, makeContactOperations } from "./contacts.js"
+import { fromGroupsUpdate, fromGroupsUpsert, fromParticipantsUpdate, GroupCache, type GroupEventContext, type LidPn } from "./groupEvents.js"
+import { makeGroupOperations } from "./groups.js"
+import { fromLabelAssociation, fromLabelEdit, LabelRegistry, makeLabelOperations } from "./labels.js"
 
 export { meOf } from "./connectionUpdate.js"
 
@@ -49,7 +53,20 @@ export interface BaileysEngineOptions {
   readonly mediaCa?: string | undefined
 }
 
-type ListenedEvent = "connection.update" | "creds.update" | "messages.upsert" | "messages.update" | "messages.reaction"
+type ListenedEvent =
+  | "connection.update"
+  | "creds.update"
+  | "messages.upsert"
+  | "messages.update"
+  | "messages.reaction"
+  | "groups.upsert"
+  | "groups.update"
+  | "group-participants.update"
+  | "labels.edit"
+  | "labels.association"
+  | "contacts.upsert"
+  | "contacts.update"
+  | "lid-mapping.update"
 
 /** The Baileys events the engine listens to, in the order they happened. */
 type RawEvent =
@@ -59,6 +76,8 @@ type RawEvent =
    * no event for it (only error acks become a `messages.update`), so we read the stanza.
    */
   | { readonly name: "server.ack"; readonly data: { readonly id: string; readonly error: string | undefined } }
+  /** The LID ↔ phone pairs of the members of a group the connection read (see `GroupCache`). */
+  | { readonly name: "group.members"; readonly data: ReadonlyArray<LidPn> }
 
 const SERVER_ACK = "CB:ack,class:message"
 
@@ -77,6 +96,9 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
     const raw = yield* Queue.unbounded<RawEvent>()
     const events = yield* Queue.unbounded<EngineEvent>()
     const listeners = new Map<keyof BaileysEventMap, (data: never) => void>()
+    // What Baileys' group sends ask instead of fetching the metadata each time.
+    const groups = new GroupCache((pairs) => void Queue.unsafeOffer(raw, { name: "group.members", data: pairs }))
+    const labelRegistry = new LabelRegistry()
 
     const sock = yield* Effect.acquireRelease(
       Effect.try({
@@ -88,6 +110,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
             syncFullHistory: false,
             markOnlineOnConnect: false,
             shouldIgnoreJid: isIgnoredJid,
+            cachedGroupMetadata: groups.lookup,
             // Retry receipts: WhatsApp asks us to re-encrypt a message we sent.
             getMessage: async (key) => {
               if (!key.id) return undefined
@@ -120,8 +143,9 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
       if (id !== undefined) Queue.unsafeOffer(raw, { name: "server.ack", data: { id, error: node.attrs["error"] } })
     }
     sock.ws.on(SERVER_ACK, onServerAck)
+    groups.attach((jid) => sock.groupMetadata(jid))
 
-    const listen = <K extends Exclude<RawEvent["name"], "server.ack">>(name: K) => {
+    const listen = <K extends ListenedEvent>(name: K) => {
       const listener = (data: BaileysEventMap[K]) => void Queue.unsafeOffer(raw, { name, data } as RawEvent)
       listeners.set(name, listener as (data: never) => void)
       sock.ev.on(name, listener)
@@ -131,12 +155,29 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
     listen("messages.upsert")
     listen("messages.update")
     listen("messages.reaction")
+    listen("groups.upsert")
+    listen("groups.update")
+    listen("group-participants.update")
+    listen("labels.edit")
+    listen("labels.association")
+    listen("contacts.upsert")
+    listen("contacts.update")
+    listen("lid-mapping.update")
 
     const phoneOfLid: PhoneOfLid = (lid) =>
       Effect.tryPromise(() => sock.signalRepository.lidMapping.getPNForLID(lid)).pipe(
         Effect.map(Option.fromNullable),
         Effect.orElseSucceed(() => Option.none<string>())
       )
+
+    const groupContext: GroupEventContext = {
+      cache: groups,
+      me: () => state.creds.me,
+      phoneOfLid,
+      // the group the account was just added to: read once, not for longer than this
+      fetch: (jid) =>
+        Effect.tryPromise(() => sock.groupMetadata(jid)).pipe(Effect.timeout("10 seconds"), Effect.option)
+    }
 
     const connectionEvents = makeConnectionTranslator(() => state.creds)
     const translate = (event: RawEvent): Effect.Effect<ReadonlyArray<EngineEvent>> => {
@@ -153,6 +194,26 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
           return Effect.succeed(fromUpdates(event.data))
         case "messages.reaction":
           return fromReactions(event.data, phoneOfLid)
+        case "groups.upsert":
+          return fromGroupsUpsert(event.data, groupContext)
+        case "groups.update":
+          return fromGroupsUpdate(event.data, groupContext)
+        case "group-participants.update":
+          return fromParticipantsUpdate(event.data, groupContext)
+        case "labels.edit":
+          return Effect.succeed(fromLabelEdit(event.data, labelRegistry))
+        case "labels.association":
+          return fromLabelAssociation(event.data, phoneOfLid)
+        case "contacts.upsert":
+        case "contacts.update":
+          return fromContacts(event.data, phoneOfLid)
+        case "lid-mapping.update":
+          return Effect.succeed(fromLidPairs([event.data]))
+        case "group.members":
+          // kept where Baileys looks up LIDs (sends, decryption, our own lookups) before reporting
+          return Effect.promise(() => sock.signalRepository.lidMapping.storeLIDPNMappings([...event.data]).catch(() => undefined)).pipe(
+            Effect.as(fromLidPairs(event.data))
+          )
         case "server.ack":
           // An error ack is reported by Baileys itself as a messages.update with ERROR.
           return Effect.succeed(
@@ -194,7 +255,10 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
           catch: (error) => engineErrorOf("MARK_READ", error)
         }),
       logout: Effect.tryPromise({ try: () => sock.logout(), catch: (error) => engineErrorOf("LOGOUT", error) }),
-      ...noDirectory("baileys")
+      groups: makeGroupOperations(sock, groups, phoneOfLid),
+      channels: makeChannelOperations(sock),
+      labels: makeLabelOperations(sock, () => state.creds, labelRegistry),
+      contacts: makeContactOperations(sock)
     } satisfies EngineConnection
   })
 

@@ -103,3 +103,29 @@ export const engineErrorOf = (operation: string, error: unknown): EngineError =>
     transient
   })
 }
+
+/**
+ * The error WhatsApp put on an `<iq type=error>`: Baileys throws it as a Boom whose `data` is
+ * the numeric code and whose message is the text (`404 item-not-found`, `403 forbidden`,
+ * `401 not-authorized`, `409 conflict`, `410 gone`…). Undefined for anything else.
+ */
+export const iqErrorOf = (error: unknown): { readonly code: number; readonly text: string } | undefined => {
+  if (!(error instanceof Error)) return undefined
+  const data = (error as { readonly data?: unknown }).data
+  if (typeof data === "number") return { code: data, text: error.message }
+  // `extractGroupMetadata` throws the error node's code as the Boom's status
+  const node = data as { readonly tag?: unknown; readonly attrs?: { readonly code?: unknown } } | undefined
+  if (node?.tag === "error" && typeof node.attrs?.code === "string") return { code: Number(node.attrs.code), text: error.message }
+  return undefined
+}
+
+/** An iq refused by WhatsApp that no refusal covers: transient only for server-side trouble. */
+export const iqFailureOf = (operation: string, error: unknown): EngineError => {
+  const iq = iqErrorOf(error)
+  if (iq === undefined) return engineErrorOf(operation, error)
+  return new EngineError({
+    code: `${operation}_FAILED_${iq.code}`,
+    message: `baileys: WhatsApp answered ${iq.code} ${iq.text}`,
+    transient: iq.code >= 500 || iq.code === 408 || iq.code === 429
+  })
+}

@@ -120,3 +120,25 @@ export const senderIdsOf = (key: KeyAddressing, phoneOfLid: PhoneOfLid = noPhone
     if (from === null || chatId === null) return null
     return { chatId, from, fromPhone: phone, fromLid: lid } satisfies SenderIds
   })
+
+/**
+ * A person's API id from what WhatsApp says of them: a JID (phone or LID) and, when it gives
+ * one, the other form. The phone id when known (given, or from the LID mapping), else the LID.
+ * Null when neither names a person.
+ */
+export const personIdOf = (jid: string | null | undefined, alt: string | null | undefined, phoneOfLid: PhoneOfLid = noPhoneLookup) =>
+  Effect.gen(function*() {
+    const phone = isPhoneJid(jid) ? jid : isPhoneJid(alt) ? alt : null
+    if (phone !== null) return toApiId(phone)
+    const lid = isLidJid(jid) ? jid! : isLidJid(alt) ? alt! : null
+    if (lid === null) return null
+    const mapped = yield* phoneOfLid(lid)
+    return Option.getOrNull(Option.flatMapNullable(mapped, toApiId)) ?? toApiId(lid)
+  })
+
+/** Whether two JIDs name the same account (devices and servers aside: compares the users). */
+export const sameUser = (a: string | null | undefined, b: string | null | undefined): boolean => {
+  const left = a ? decode(a) : null
+  const right = b ? decode(b) : null
+  return left !== null && right !== null && left.user === right.user
+}
