@@ -335,6 +335,55 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
     expect((await message(theirs.id)).body.status).toBe("read")
   })
 
+  it("groups through the API: create, read, rename, promote, a text every member decrypts, a member's message", async () => {
+    peer.contact(CAROL, { name: "Carol" })
+    const groups = `/api/sessions/${sessionId}/groups`
+    const created = await gateway.call("POST", groups, { body: { subject: "Team", participants: [`+${BOB}`, CAROL] } })
+    expect(created.status).toBe(201)
+    const groupId = created.body.id as string
+    expect(created.body.participants).toEqual(expect.arrayContaining([
+      { id: `${ALICE}@c.us`, role: "superadmin" },
+      { id: `${BOB}@c.us`, role: "member" },
+      { id: `${CAROL}@c.us`, role: "member" }
+    ]))
+    expect((await gateway.call("GET", groups)).body.data.map((g: { id: string }) => g.id)).toContain(groupId)
+
+    const renamed = await gateway.call("PUT", `${groups}/${groupId}/subject`, { body: { subject: "Team A" } })
+    expect(renamed.body.subject).toBe("Team A")
+    const promoted = await gateway.call("POST", `${groups}/${groupId}/participants/promote`, { body: { participants: [BOB] } })
+    expect(promoted.body.results).toEqual([{ id: `${BOB}@c.us`, status: 200, ok: true }])
+    expect((await gateway.call("GET", `${groups}/${groupId}`)).body.participants).toContainEqual({ id: `${BOB}@c.us`, role: "admin" })
+
+    const decrypted = Promise.all([BOB, CAROL].map((phone) =>
+      peer.waitFor<{ group?: string; to: string; text?: string }>("received", (m) => m.group === groupId && m.to === phone && m.text === "hello team", 15_000)))
+    const sent = await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: groupId, text: "hello team" } })
+    expect(sent.status).toBe(201)
+    expect(await decrypted).toHaveLength(2)
+
+    await peer.contact(BOB).sendToGroup(groupId, "hi from bob")
+    const inGroup = await eventually(
+      () => gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=in&chatId=${groupId}`),
+      (r) => r.body.data.some((m: { text: string }) => m.text === "hi from bob"),
+      15_000
+    )
+    expect(inGroup.body.data[0]).toMatchObject({ chatId: groupId, from: `${BOB}@c.us` })
+    const invite = await gateway.call("GET", `${groups}/${groupId}/invite-code`)
+    expect(invite.body).toMatchObject({ groupId, url: expect.stringMatching(/^https:\/\/chat\.whatsapp\.com\//) })
+  })
+
+  it("contacts through the API: a number check with both ids, and the contacts the session learnt", async () => {
+    const checked = await gateway.call("GET", `/api/sessions/${sessionId}/contacts/check/+${BOB}`)
+    expect(checked.body).toEqual({ number: BOB, exists: true, chatId: `${BOB}@c.us`, lid: peer.contact(BOB).lid })
+    const contacts = await gateway.call("GET", `/api/sessions/${sessionId}/contacts`)
+    expect(contacts.body.data).toContainEqual(expect.objectContaining({ id: `${BOB}@c.us`, phone: `${BOB}@c.us`, lid: peer.contact(BOB).lid }))
+  })
+
+  it("labels through the API: a business account whose phone has not synced its app state yet gets a clear 409", async () => {
+    // The peer links accounts as WhatsApp Business (platform smba) but has no app-state sync.
+    const refused = await gateway.call("POST", `/api/sessions/${sessionId}/labels`, { body: { name: "VIP" } })
+    expect([refused.status, refused.body.code]).toEqual([409, "APP_STATE_NOT_READY"])
+  })
+
   it("keeps no auth files on disk: credentials and keys live in the database", () => {
     const files = readdirSync(dataDir, { recursive: true }).map(String)
     expect(files.length).toBeGreaterThan(0)

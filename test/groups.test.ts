@@ -56,6 +56,13 @@ describe("groups", () => {
     expect([refused.status, refused.body.code]).toEqual([403, "NOT_GROUP_ADMIN"])
     const notAdmin = await call("POST", route(gamma, `/${groupId}/participants`), { participants: [delta.phone] })
     expect([notAdmin.status, notAdmin.body.code]).toEqual([403, "NOT_GROUP_ADMIN"])
+    const added = await call("POST", route(alpha, `/${groupId}/participants`), { participants: [delta.phone, "15559990001", gamma.phone] })
+    expect(added.body.results).toEqual([
+      { id: `${delta.phone}@c.us`, status: 200, ok: true },
+      { id: "15559990001@c.us", status: 404, ok: false },
+      { id: `${gamma.phone}@c.us`, status: 409, ok: false }
+    ])
+    await eventually(() => call("GET", route(delta)), (r) => r.body.data.some((g: { id: string }) => g.id === groupId))
 
     const demoted = await call("POST", route(alpha, `/${groupId}/participants/demote`), { participants: [beta.phone] })
     expect(demoted.body.results[0].ok).toBe(true)
@@ -63,6 +70,7 @@ describe("groups", () => {
   })
 
   it("invite codes: get, revoke (the old one stops working), join by code or link", async () => {
+    await call("DELETE", route(alpha, `/${groupId}/participants`), { participants: [delta.phone] })
     const invite = await call("GET", route(alpha, `/${groupId}/invite-code`))
     expect(invite.body).toMatchObject({ groupId, code: expect.any(String), url: `https://chat.whatsapp.com/${invite.body.code}` })
     const revoked = await call("POST", route(alpha, `/${groupId}/invite-code/revoke`))
