@@ -29,7 +29,7 @@ describe("inbound messages from an engine", () => {
     Effect.gen(function*() {
       const dataDir = tempDir()
       const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
-      const layer = Layer.mergeAll(storeFromSettings(settings), Events.layer, MediaStore.localDisk(`${dataDir}/media`))
+      const layer = Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), MediaStore.localDisk(`${dataDir}/media`))
       yield* Effect.gen(function*() {
         yield* (yield* SessionRepo).insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))
         const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
@@ -67,7 +67,7 @@ describe("inbound messages from an engine", () => {
     Effect.gen(function*() {
       const dataDir = tempDir()
       const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
-      const layer = Layer.mergeAll(storeFromSettings(settings), Events.layer, MediaStore.localDisk(`${dataDir}/media`))
+      const layer = Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), MediaStore.localDisk(`${dataDir}/media`))
       yield* Effect.gen(function*() {
         yield* (yield* SessionRepo).insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))
         const bytes = new Uint8Array([1, 2, 3, 4, 5])

@@ -50,9 +50,8 @@ export const SwitchboardCore = <EngineOut, E, R>(
   engine: Layer.Layer<Engine | EngineOut, E, R>
 ) => {
   const base = Layer.mergeAll(
-    storeFromSettings(settings),
+    Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))),
     MediaStore.fromSettings(settings),
-    Events.layer,
     AppSettings.layer(settings),
     NodeContext.layer
   )

@@ -2,6 +2,7 @@ import { Effect, Option } from "effect"
 import { mediaKey, MediaStore } from "../layers/media/MediaStore.js"
 import type { MediaRecord } from "../layers/store/messageRecords.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
+import { makeTransactionally, type Transactionally } from "../layers/store/transaction.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { uuidv7 } from "../services/Ids.js"
@@ -31,6 +32,8 @@ export interface InboundContext {
  */
 export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =>
   Effect.gen(function*() {
+    // A change and the events announcing it are one transaction (see Events: the outbox).
+    const transactionally = yield* makeTransactionally
     switch (event._tag) {
       case "Qr":
         return yield* context.showQr({ qr: event.qr, expiresAt: event.expiresAt })
@@ -43,23 +46,24 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
         return yield* context.markReady
       }
       case "MessageReceived":
-        return yield* storeInbound(context, event.message)
+        return yield* storeInbound(context, event.message, transactionally)
       case "ReactionReceived":
-        return yield* storeReaction(context.sessionId, event.reaction)
+        return yield* transactionally(storeReaction(context.sessionId, event.reaction))
       case "GroupChanged":
-        return yield* applyGroupChange(context.sessionId, event.change)
+        return yield* transactionally(applyGroupChange(context.sessionId, event.change))
       case "LabelChanged":
-        return yield* applyLabelChange(context.sessionId, event.change)
+        return yield* transactionally(applyLabelChange(context.sessionId, event.change))
       case "ContactsSeen":
         return yield* recordContacts(context.sessionId, event.contacts)
       case "MessageStatusChanged":
-        return yield* applyStatus(context.sessionId, event)
+        return yield* transactionally(applyStatus(context.sessionId, event))
       case "Closed":
         return
     }
   })
 
-const storeInbound = (context: InboundContext, inbound: InboundMessage) =>
+/** Media is downloaded first, outside the transaction that stores and announces the message. */
+const storeInbound = (context: InboundContext, inbound: InboundMessage, transactionally: Transactionally) =>
   Effect.gen(function*() {
     const { sessionId } = context
     const messages = yield* MessageRepo
@@ -73,41 +77,45 @@ const storeInbound = (context: InboundContext, inbound: InboundMessage) =>
       const id = existing.value.id
       const kept = inbound.media === undefined ? undefined : yield* keepMedia(context, id, inbound.media)
       const content = { type: inbound.type, text: inbound.text, caption: inbound.caption ?? null, media: kept?.media ?? null, error: kept?.error ?? null }
-      if (!(yield* messages.reviseUnreadable(id, content, new Date().toISOString()))) return
-      return yield* announceReceived(sessionId, existing.value.id, inbound)
+      return yield* transactionally(Effect.gen(function*() {
+        if (!(yield* messages.reviseUnreadable(id, content, new Date().toISOString()))) return
+        yield* announceReceived(sessionId, id, inbound)
+      }))
     }
     const sessions = yield* SessionRepo
     const me = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.phone)
     const id = uuidv7()
     const kept = inbound.media === undefined ? undefined : yield* keepMedia(context, id, inbound.media)
     const at = new Date().toISOString()
-    yield* messages.insert({
-      id,
-      sessionId,
-      chatId: inbound.chatId,
-      from: inbound.from,
-      to: Option.match(me, { onNone: () => "", onSome: (phone) => `${phone}@c.us` }),
-      fromMe: false,
-      type: inbound.type,
-      text: inbound.text,
-      caption: inbound.caption ?? null,
-      media: kept?.media ?? null,
-      status: "delivered",
-      ack: 2,
-      error: inbound.error ?? kept?.error ?? null,
-      engineMessageId: inbound.engineMessageId,
-      quotedMessageId: null,
-      mentions: null,
-      batchId: null,
-      timestamp: inbound.timestamp.toISOString(),
-      createdAt: at,
-      updatedAt: at
-    })
-    // Whoever writes is someone the session knows (a channel is not a person).
-    if (inbound.fromPhone !== null || inbound.fromLid !== null) {
-      yield* recordContacts(sessionId, [{ phone: inbound.fromPhone, lid: inbound.fromLid, name: null }])
-    }
-    yield* announceReceived(sessionId, id, inbound)
+    yield* transactionally(Effect.gen(function*() {
+      yield* messages.insert({
+        id,
+        sessionId,
+        chatId: inbound.chatId,
+        from: inbound.from,
+        to: Option.match(me, { onNone: () => "", onSome: (phone) => `${phone}@c.us` }),
+        fromMe: false,
+        type: inbound.type,
+        text: inbound.text,
+        caption: inbound.caption ?? null,
+        media: kept?.media ?? null,
+        status: "delivered",
+        ack: 2,
+        error: inbound.error ?? kept?.error ?? null,
+        engineMessageId: inbound.engineMessageId,
+        quotedMessageId: null,
+        mentions: null,
+        batchId: null,
+        timestamp: inbound.timestamp.toISOString(),
+        createdAt: at,
+        updatedAt: at
+      })
+      // Whoever writes is someone the session knows (a channel is not a person).
+      if (inbound.fromPhone !== null || inbound.fromLid !== null) {
+        yield* recordContacts(sessionId, [{ phone: inbound.fromPhone, lid: inbound.fromLid, name: null }])
+      }
+      yield* announceReceived(sessionId, id, inbound)
+    }))
   })
 
 /** Longest a received message's media may take to download before the message is stored without it. */

@@ -1,6 +1,7 @@
 import { Effect, Option, Queue, Schedule, Stream, SubscriptionRef } from "effect"
 import { mediaKey, type MediaStoreService } from "../layers/media/MediaStore.js"
 import type { MessageRepo, MessageRow } from "../layers/store/MessageRepo.js"
+import { makeTransactionally } from "../layers/store/transaction.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { type EngineConnection, EngineError, type OutboundContent } from "./Engine.js"
 import { type PacingSettings, pauseAfterSend } from "./Pacing.js"
@@ -28,6 +29,7 @@ const transientRetry = Schedule.exponential("500 millis").pipe(Schedule.intersec
 export const makeOutbound = (deps: OutboundDeps) =>
   Effect.gen(function*() {
     const events = yield* Events
+    const transactionally = yield* makeTransactionally
     const queue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
     const queued = new Set<string>()
 
@@ -87,10 +89,10 @@ export const makeOutbound = (deps: OutboundDeps) =>
         )
         if (sent._tag === "Right") return true
         const error = { code: sent.left.code, message: sent.left.message }
-        const failed = yield* deps.messages.updateStatus(messageId, "failed", new Date().toISOString(), error)
-        if (Option.isSome(failed)) {
-          yield* events.publish(makeEvent("message.failed", deps.sessionId, { messageId, chatId, error }))
-        }
+        yield* transactionally(Effect.gen(function*() {
+          const failed = yield* deps.messages.updateStatus(messageId, "failed", new Date().toISOString(), error)
+          if (Option.isSome(failed)) yield* events.publish(makeEvent("message.failed", deps.sessionId, { messageId, chatId, error }))
+        }))
         return true
       })
 

@@ -3,6 +3,7 @@ import { MediaStore } from "../layers/media/MediaStore.js"
 import { AuthRepo } from "../layers/store/AuthRepo.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
+import { makeTransactionally } from "../layers/store/transaction.js"
 import { Conflict, type EngineCallError, toApiError } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { type LastError, runningStatuses, type SessionStatus } from "../services/Session.js"
@@ -96,6 +97,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     const sessions = yield* SessionRepo
     const messages = yield* MessageRepo
     const events = yield* Events
+    const transactionally = yield* makeTransactionally
     const auth = (yield* AuthRepo).forSession(sessionId)
     /** The open connection, ready or not (pairing codes and logout need it early). */
     const connection = yield* Ref.make(Option.none<EngineConnection>())
@@ -116,19 +118,21 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         const lastError = error === undefined ? previous.lastError : { ...error, at: yield* nowIso }
         // A session that ends (stopped, logged out, failed) stays ended across reboots.
         const ended = runningStatuses.has(next) ? {} : { desiredRunning: false }
-        yield* sessions.update(sessionId, { status: next, lastError, ...ended })
+        yield* transactionally(Effect.gen(function*() {
+          yield* sessions.update(sessionId, { status: next, lastError, ...ended })
+          // Another failed attempt in the same status records its error but is no new event.
+          if (previous.status === next) return
+          yield* events.publish(makeEvent("session.status", sessionId, {
+            status: next,
+            previousStatus: previous.status,
+            reason: error?.code ?? null
+          }))
+        }))
         yield* SubscriptionRef.set(state, {
           status: next,
           qr: next === "qr_ready" ? previous.qr : Option.none(),
           lastError
         })
-        // Another failed attempt in the same status records its error but is no new event.
-        if (previous.status === next) return
-        yield* events.publish(makeEvent("session.status", sessionId, {
-          status: next,
-          previousStatus: previous.status,
-          reason: error?.code ?? null
-        }))
       })
 
     const onEvent = (conn: EngineConnection, readySince: Ref.Ref<Option.Option<number>>) => (event: EngineEvent) =>

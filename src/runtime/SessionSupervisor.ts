@@ -16,6 +16,7 @@ import {
 } from "effect"
 import { MediaStore } from "../layers/media/MediaStore.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
+import { makeTransactionally } from "../layers/store/transaction.js"
 import { type EngineCallError, EngineTimeout } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { runningStatuses, type SessionStatus } from "../services/Session.js"
@@ -94,6 +95,7 @@ const make = (settings: ActorSettings) =>
     const events = yield* Events
     const engine = yield* Engine
     const mediaStore = yield* MediaStore
+    const transactionally = yield* makeTransactionally
     const fibers = yield* FiberMap.make<string>()
     const handles = yield* SynchronizedRef.make(new Map<string, SessionActorHandle>())
 
@@ -172,12 +174,10 @@ const make = (settings: ActorSettings) =>
       Effect.gen(function*() {
         const row = yield* sessions.findById(sessionId)
         if (Option.isNone(row) || row.value.status === status) return
-        yield* sessions.update(sessionId, { status })
-        yield* events.publish(makeEvent("session.status", sessionId, {
-          status,
-          previousStatus: row.value.status,
-          reason: null
-        }))
+        yield* transactionally(Effect.zipRight(
+          sessions.update(sessionId, { status }),
+          events.publish(makeEvent("session.status", sessionId, { status, previousStatus: row.value.status, reason: null }))
+        ))
       })
 
     const stop = (sessionId: string) =>

@@ -3,6 +3,7 @@ import { mediaKey, MediaStore } from "../layers/media/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../layers/store/BatchRepo.js"
 import type { MediaRecord, MessageRow } from "../layers/store/messageRecords.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
+import { makeTransactionally } from "../layers/store/transaction.js"
 import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
@@ -90,6 +91,7 @@ const make = Effect.gen(function*() {
   const events = yield* Events
   const intake = yield* MediaIntake
   const mediaStore = yield* MediaStore
+  const transactionally = yield* makeTransactionally
 
   const mediaUnavailable = (error: { readonly message: string }) =>
     Effect.zipRight(
@@ -230,9 +232,10 @@ const make = Effect.gen(function*() {
         yield* supervisor.useConnection(sessionId, "ready", (connection) =>
           connection.react({ chatId, emoji, target: { engineMessageId: engineMessageId!, fromMe, from } }))
         const me = session.phone === null ? "" : `${session.phone}@c.us`
-        if (yield* messages.setReaction(messageId, me, emoji, new Date().toISOString())) {
+        yield* transactionally(Effect.gen(function*() {
+          if (!(yield* messages.setReaction(messageId, me, emoji, new Date().toISOString()))) return
           yield* events.publish(makeEvent("message.reaction", sessionId, { messageId, chatId, emoji, from: me }))
-        }
+        }))
         return { messageId, chatId, emoji }
       }),
     sendBulk: (sessionId, request) =>
@@ -262,8 +265,10 @@ const make = Effect.gen(function*() {
     cancelBatch: (sessionId, batchId) =>
       Effect.gen(function*() {
         yield* findBatch(sessionId, batchId)
-        const stopped = yield* batches.cancel(batchId, new Date().toISOString())
-        yield* Effect.forEach(stopped, (failed) => events.publish(makeEvent("message.failed", sessionId, failed)), { discard: true })
+        yield* transactionally(Effect.gen(function*() {
+          const stopped = yield* batches.cancel(batchId, new Date().toISOString())
+          yield* Effect.forEach(stopped, (failed) => events.publish(makeEvent("message.failed", sessionId, failed)), { discard: true })
+        }))
         return yield* findBatch(sessionId, batchId)
       }),
     markRead: (sessionId, { chatId, messageIds }) =>

@@ -5,6 +5,7 @@ import batches from "./migrations/0003_batches.js"
 import mediaAndReactions from "./migrations/0004_media_and_reactions.js"
 import sandboxDirectory from "./migrations/0005_sandbox_directory.js"
 import directory from "./migrations/0006_directory.js"
+import webhooks from "./migrations/0007_webhooks.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
@@ -16,7 +17,8 @@ export const migrations = Migrator.fromRecord({
   "0003_batches": batches,
   "0004_media_and_reactions": mediaAndReactions,
   "0005_sandbox_directory": sandboxDirectory,
-  "0006_directory": directory
+  "0006_directory": directory,
+  "0007_webhooks": webhooks
 })
 
 /**

@@ -4,6 +4,7 @@ import { AuthRepo } from "./AuthRepo.js"
 import { BatchRepo } from "./BatchRepo.js"
 import { ChannelRepo } from "./ChannelRepo.js"
 import { ContactRepo } from "./ContactRepo.js"
+import { EventRepo } from "./EventRepo.js"
 import { GroupRepo } from "./GroupRepo.js"
 import { LabelRepo } from "./LabelRepo.js"
 import { MessageRepo } from "./MessageRepo.js"
@@ -14,6 +15,7 @@ export * from "./AuthRepo.js"
 export * from "./BatchRepo.js"
 export * from "./ChannelRepo.js"
 export * from "./ContactRepo.js"
+export * from "./EventRepo.js"
 export * from "./GroupRepo.js"
 export * from "./LabelRepo.js"
 export * from "./MessageRepo.js"
@@ -31,6 +33,7 @@ export const RepositoriesLive = Layer.mergeAll(
   GroupRepo.Default,
   ChannelRepo.Default,
   LabelRepo.Default,
-  ContactRepo.Default
+  ContactRepo.Default,
+  EventRepo.Default
 )
 export * from "./SqlSandboxLedger.js"

@@ -1,0 +1,97 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { DomainEvent, EventKind } from "../../services/Events.js"
+import { fromJsonColumn, toIntegerBoolean } from "./columns.js"
+
+interface EventRecord {
+  readonly id: string
+  readonly session_id: string
+  readonly kind: EventKind
+  readonly at: string
+  readonly data: string
+}
+
+const toEvent = (record: EventRecord): DomainEvent => ({
+  id: record.id,
+  event: record.kind,
+  sessionId: record.session_id,
+  timestamp: record.at,
+  data: fromJsonColumn<unknown>(record.data)
+})
+
+/** Which events a reader wants: of some sessions and kinds, after an event it already has. */
+export interface EventFilter {
+  readonly sessionId?: string | undefined
+  readonly kinds?: ReadonlyArray<EventKind> | undefined
+}
+
+/**
+ * The outbox: every domain event, in id order (UUID v7: time, then creation order). Appending
+ * joins the caller's transaction, so an event exists exactly when the change it announces does.
+ */
+export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const append = Effect.fn("EventRepo.append")(
+      (event: DomainEvent) =>
+        sql`INSERT INTO events ${sql.insert({
+          id: event.id,
+          session_id: event.sessionId,
+          kind: event.event,
+          at: event.timestamp,
+          data: JSON.stringify(event.data ?? null),
+          dispatched: toIntegerBoolean(false)
+        })}`,
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+    /** The oldest events not yet handed to the webhooks, oldest first. */
+    const undispatched = Effect.fn("EventRepo.undispatched")(
+      (limit: number) =>
+        sql<EventRecord>`SELECT id, session_id, kind, at, data FROM events WHERE dispatched = 0 ORDER BY id LIMIT ${limit}`.pipe(
+          Effect.map((records) => records.map(toEvent))
+        ),
+      Effect.orDie
+    )
+
+    const markDispatched = Effect.fn("EventRepo.markDispatched")(
+      (ids: ReadonlyArray<string>) =>
+        ids.length === 0 ? Effect.void : Effect.asVoid(sql`UPDATE events SET dispatched = 1 WHERE id IN ${sql.in(ids)}`),
+      Effect.orDie
+    )
+
+    /** Events after `afterId` (exclusive) matching the filter, oldest first: a live stream's replay. */
+    const after = Effect.fn("EventRepo.after")(
+      (afterId: string, filter: EventFilter, limit: number) => {
+        const conditions = [sql`id > ${afterId}`]
+        if (filter.sessionId !== undefined) conditions.push(sql`session_id = ${filter.sessionId}`)
+        if (filter.kinds !== undefined && filter.kinds.length > 0) conditions.push(sql`kind IN ${sql.in(filter.kinds)}`)
+        return sql<EventRecord>`SELECT id, session_id, kind, at, data FROM events WHERE ${sql.and(conditions)} ORDER BY id LIMIT ${limit}`.pipe(
+          Effect.map((records) => records.map(toEvent))
+        )
+      },
+      Effect.orDie
+    )
+
+    const find = Effect.fn("EventRepo.find")(
+      (id: string) =>
+        sql<EventRecord>`SELECT id, session_id, kind, at, data FROM events WHERE id = ${id}`.pipe(
+          Effect.map((records) => records.map(toEvent)[0])
+        ),
+      Effect.orDie
+    )
+
+    /** Drops dispatched events older than `before` (ISO time): the outbox's retention. */
+    const prune = Effect.fn("EventRepo.prune")(
+      (before: string) =>
+        sql<{ readonly id: string }>`DELETE FROM events WHERE dispatched = 1 AND at < ${before} RETURNING id`.pipe(
+          Effect.map((rows) => rows.length)
+        ),
+      Effect.orDie
+    )
+
+    return { append, undispatched, markDispatched, after, find, prune } as const
+  })
+}) {}
