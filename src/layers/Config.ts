@@ -22,6 +22,7 @@ export interface Settings {
   readonly reconnect: ReconnectSettings
   readonly pacing: PacingSettings
   readonly media: MediaSettings
+  readonly webhooks: WebhookSettings
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
 }
@@ -37,6 +38,19 @@ export interface MediaSettings {
   readonly fetchTimeout: Duration.Duration
   /** Incoming media: download and keep it (`store`), or keep only what it is (`skip`). */
   readonly incoming: "store" | "skip"
+}
+
+export interface WebhookSettings {
+  /** How long one delivery attempt may take (`WEBHOOK_TIMEOUT_MS`, default 10 s). */
+  readonly timeout: Duration.Duration
+  /** Let webhook URLs resolve to loopback, private and link-local addresses (off: SSRF guard). */
+  readonly allowPrivate: boolean
+  /** Deliveries in flight at once, over all webhooks. */
+  readonly concurrency: number
+  /** Deliveries in flight at once to one webhook: a slow receiver holds only its own. */
+  readonly perWebhookConcurrency: number
+  /** How long delivered events stay in the outbox (for Last-Event-ID resumes). */
+  readonly eventRetention: Duration.Duration
 }
 
 const millis = (name: string, fallback: number) =>
@@ -82,6 +96,23 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
     allowPrivate: Config.boolean("MEDIA_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
     fetchTimeout: millis("MEDIA_FETCH_TIMEOUT_MS", 30_000),
     incoming: Config.literal("store", "skip")("INCOMING_MEDIA").pipe(Config.withDefault("store" as const))
+  }),
+  webhooks: Config.all({
+    timeout: millis("WEBHOOK_TIMEOUT_MS", 10_000),
+    allowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+    concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(
+      Config.validate({ message: "WEBHOOK_CONCURRENCY must be ≥ 1", validation: (n) => n >= 1 }),
+      Config.withDefault(32)
+    ),
+    perWebhookConcurrency: Config.integer("WEBHOOK_CONCURRENCY_PER_WEBHOOK").pipe(
+      Config.validate({ message: "WEBHOOK_CONCURRENCY_PER_WEBHOOK must be ≥ 1", validation: (n) => n >= 1 }),
+      Config.withDefault(4)
+    ),
+    eventRetention: Config.integer("EVENT_RETENTION_HOURS").pipe(
+      Config.validate({ message: "EVENT_RETENTION_HOURS must be ≥ 1", validation: (n) => n >= 1 }),
+      Config.withDefault(72),
+      Config.map(Duration.hours)
+    )
   }),
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("pretty" as const))

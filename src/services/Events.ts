@@ -16,7 +16,9 @@ export const EventKind = Schema.Literal(
   "group.leave",
   "group.update",
   "group.participants",
-  "label.update"
+  "label.update",
+  /** Sent by `POST /api/webhooks/{id}/test` to that webhook only. */
+  "webhook.test"
 )
 export type EventKind = typeof EventKind.Type
 

@@ -1,0 +1,139 @@
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option } from "effect"
+import type { DomainEvent } from "../../services/Events.js"
+import type { Page, PageRequest } from "../../services/Pagination.js"
+import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean } from "./columns.js"
+import { listByRootIds } from "./paging.js"
+
+/** A webhook as stored: with its signing secret, which only the dispatcher reads. */
+export interface WebhookRow {
+  readonly id: string
+  readonly sessionId: string | null
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly enabled: boolean
+  readonly headers: Readonly<Record<string, string>>
+  readonly maxAttempts: number
+  readonly secret: string
+  readonly disabledReason: string | null
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+interface WebhookRecord {
+  readonly id: string
+  readonly session_id: string | null
+  readonly url: string
+  readonly events: string
+  readonly enabled: unknown
+  readonly headers: string
+  readonly max_attempts: unknown
+  readonly secret: string
+  readonly disabled_reason: string | null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+const fromRecord = (record: WebhookRecord): WebhookRow => ({
+  id: record.id,
+  sessionId: record.session_id,
+  url: record.url,
+  events: fromJsonColumn<ReadonlyArray<string>>(record.events) ?? ["*"],
+  enabled: fromIntegerBoolean(record.enabled),
+  headers: fromJsonColumn<Record<string, string>>(record.headers) ?? {},
+  maxAttempts: Number(record.max_attempts),
+  secret: record.secret,
+  disabledReason: record.disabled_reason,
+  createdAt: record.created_at,
+  updatedAt: record.updated_at
+})
+
+/** Which webhooks a list shows: the global ones, or one session's. */
+export type WebhookScope = { readonly global: true } | { readonly sessionId: string }
+
+export class WebhookRepo extends Effect.Service<WebhookRepo>()("switchboard/WebhookRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const load = (ids: ReadonlyArray<string>): Effect.Effect<Array<WebhookRow>, SqlError> =>
+      Effect.map(sql<WebhookRecord>`SELECT * FROM webhooks WHERE id IN ${sql.in(ids)}`, (records) => records.map(fromRecord))
+
+    const insert = Effect.fn("WebhookRepo.insert")(
+      (row: WebhookRow) =>
+        sql`INSERT INTO webhooks ${sql.insert({
+          id: row.id,
+          session_id: row.sessionId,
+          url: row.url,
+          events: JSON.stringify(row.events),
+          enabled: toIntegerBoolean(row.enabled),
+          headers: JSON.stringify(row.headers),
+          max_attempts: row.maxAttempts,
+          secret: row.secret,
+          disabled_reason: row.disabledReason,
+          created_at: row.createdAt,
+          updated_at: row.updatedAt
+        })}`,
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+    const find = Effect.fn("WebhookRepo.find")(
+      (id: string) => Effect.map(load([id]), (rows) => Option.fromNullable(rows[0])),
+      Effect.orDie
+    )
+
+    const list = Effect.fn("WebhookRepo.list")(
+      (scope: WebhookScope, page: Option.Option<PageRequest>): Effect.Effect<Page<WebhookRow>, SqlError> =>
+        listByRootIds(sql, {
+          table: "webhooks",
+          where: "global" in scope ? sql`session_id IS NULL` : sql`session_id = ${scope.sessionId}`,
+          orderBy: sql.literal("created_at ASC, id ASC"),
+          page,
+          loadByIds: load,
+          idOf: (row) => row.id
+        }),
+      Effect.orDie
+    )
+
+    const update = Effect.fn("WebhookRepo.update")(
+      (id: string, fields: Partial<Pick<WebhookRow, "url" | "events" | "enabled" | "headers" | "maxAttempts" | "disabledReason">>) =>
+        sql`UPDATE webhooks SET ${sql.update({
+          ...(fields.url === undefined ? {} : { url: fields.url }),
+          ...(fields.events === undefined ? {} : { events: JSON.stringify(fields.events) }),
+          ...(fields.enabled === undefined ? {} : { enabled: toIntegerBoolean(fields.enabled) }),
+          ...(fields.headers === undefined ? {} : { headers: JSON.stringify(fields.headers) }),
+          ...(fields.maxAttempts === undefined ? {} : { max_attempts: fields.maxAttempts }),
+          ...(fields.disabledReason === undefined ? {} : { disabled_reason: fields.disabledReason }),
+          updated_at: new Date().toISOString()
+        })} WHERE id = ${id}`,
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+    /** The webhook with its deliveries and their attempts. */
+    const remove = Effect.fn("WebhookRepo.remove")(
+      function*(id: string) {
+        yield* sql`DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = ${id})`
+        yield* sql`DELETE FROM webhook_deliveries WHERE webhook_id = ${id}`
+        const deleted = yield* sql<{ readonly id: string }>`DELETE FROM webhooks WHERE id = ${id} RETURNING id`
+        return deleted.length > 0
+      },
+      sql.withTransaction,
+      Effect.orDie
+    )
+
+    /** The enabled webhooks that want this event: global ones and its session's, for its kind or "*". */
+    const matching = Effect.fn("WebhookRepo.matching")(
+      (event: DomainEvent) =>
+        sql<WebhookRecord>`SELECT * FROM webhooks WHERE enabled = 1 AND (session_id IS NULL OR session_id = ${event.sessionId})`.pipe(
+          Effect.map((records) =>
+            records.map(fromRecord).filter((row) => row.events.includes("*") || row.events.includes(event.event))
+          )
+        ),
+      Effect.orDie
+    )
+
+    return { insert, find, list, update, remove, matching } as const
+  })
+}) {}
