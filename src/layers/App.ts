@@ -7,12 +7,15 @@ import { BaileysEngineLive } from "../runtime/engines/baileys/BaileysEngine.js"
 import { SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
+import { WebhookDispatcher } from "../runtime/webhooks/Dispatcher.js"
 import { ApiKeys } from "../services/ApiKeys.js"
 import { Channels } from "../services/Channels.js"
 import { Contacts } from "../services/Contacts.js"
 import { Events } from "../services/Events.js"
 import { Groups } from "../services/Groups.js"
 import { Labels } from "../services/Labels.js"
+import { LiveEvents } from "../services/LiveEvents.js"
+import { Webhooks } from "../services/Webhooks.js"
 import { Health } from "../services/Health.js"
 import { MediaIntake } from "../services/MediaIntake.js"
 import { Messaging } from "../services/Messaging.js"
@@ -67,10 +70,13 @@ export const SwitchboardCore = <EngineOut, E, R>(
     Channels.layer,
     Labels.layer,
     Contacts.layer,
+    Webhooks.layer,
+    LiveEvents.layer,
     ApiKeys.layer,
     Health.layer
   ).pipe(
     Layer.provideMerge(MediaIntake.layer),
+    Layer.provideMerge(WebhookDispatcher.layer()),
     Layer.provideMerge(runtime)
   )
   const restore = Layer.effectDiscard(Effect.flatMap(SessionSupervisor, (supervisor) => supervisor.restore))

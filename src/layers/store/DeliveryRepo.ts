@@ -54,6 +54,12 @@ const toDelivery = (record: DeliveryRecord, attempts: ReadonlyArray<AttemptRecor
     }))
 })
 
+/** Deliveries `due` leaves out. */
+export interface DueExclusions {
+  readonly webhookIds?: ReadonlyArray<string>
+  readonly deliveryIds?: ReadonlyArray<string>
+}
+
 /** What became of one attempt, and what the delivery does next. */
 export interface AttemptOutcome {
   readonly attempt: DeliveryAttempt
@@ -103,11 +109,19 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
       Effect.orDie
     )
 
-    /** Pending deliveries whose time has come, oldest first. */
+    /**
+     * Pending deliveries whose time has come, oldest first; without those `except` names (in
+     * flight, or to webhooks that have all they may have in flight), so that one slow
+     * receiver's backlog cannot fill the page and hide the others' deliveries.
+     */
     const due = Effect.fn("DeliveryRepo.due")(
-      (now: string, limit: number) =>
-        sql<DeliveryRecord>`SELECT * FROM webhook_deliveries WHERE status = ${"pending"} AND next_attempt_at <= ${now}
-          ORDER BY next_attempt_at, id LIMIT ${limit}`.pipe(Effect.map((records) => records.map((record) => toDelivery(record, [])))),
+      (now: string, limit: number, except: DueExclusions = {}) => {
+        const conditions = [sql`status = ${"pending"}`, sql`next_attempt_at <= ${now}`]
+        if (except.webhookIds !== undefined && except.webhookIds.length > 0) conditions.push(sql`webhook_id NOT IN ${sql.in(except.webhookIds)}`)
+        if (except.deliveryIds !== undefined && except.deliveryIds.length > 0) conditions.push(sql`id NOT IN ${sql.in(except.deliveryIds)}`)
+        return sql<DeliveryRecord>`SELECT * FROM webhook_deliveries WHERE ${sql.and(conditions)}
+          ORDER BY next_attempt_at, id LIMIT ${limit}`.pipe(Effect.map((records) => records.map((record) => toDelivery(record, []))))
+      },
       Effect.orDie
     )
 
@@ -171,6 +185,15 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
       Effect.orDie
     )
 
-    return { create, due, nextDue, recordAttempt, find, list, redeliver } as const
+    /** Gives a pending delivery up without an attempt (its webhook is off, or its event is gone), saying why. */
+    const abandon = Effect.fn("DeliveryRepo.abandon")(
+      (id: string, reason: string, at: string) =>
+        sql`UPDATE webhook_deliveries SET ${sql.update({ status: "failed", next_attempt_at: null, last_error: reason, updated_at: at })}
+          WHERE id = ${id} AND status = ${"pending"}`,
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+    return { create, due, nextDue, recordAttempt, find, list, redeliver, abandon } as const
   })
 }) {}

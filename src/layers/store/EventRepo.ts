@@ -33,16 +33,21 @@ export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRep
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const append = Effect.fn("EventRepo.append")(
-      (event: DomainEvent) =>
-        sql`INSERT INTO events ${sql.insert({
-          id: event.id,
-          session_id: event.sessionId,
-          kind: event.event,
-          at: event.timestamp,
-          data: JSON.stringify(event.data ?? null),
-          dispatched: toIntegerBoolean(false)
-        })}`,
+    const insert = (event: DomainEvent, dispatched: boolean) =>
+      sql`INSERT INTO events ${sql.insert({
+        id: event.id,
+        session_id: event.sessionId,
+        kind: event.event,
+        at: event.timestamp,
+        data: JSON.stringify(event.data ?? null),
+        dispatched: toIntegerBoolean(dispatched)
+      })}`
+
+    const append = Effect.fn("EventRepo.append")((event: DomainEvent) => insert(event, false), Effect.asVoid, Effect.orDie)
+
+    /** An event that is never fanned out (a webhook test, delivered to its one webhook by the dispatcher). */
+    const appendDispatched = Effect.fn("EventRepo.appendDispatched")(
+      (event: DomainEvent) => insert(event, true),
       Effect.asVoid,
       Effect.orDie
     )
@@ -92,6 +97,19 @@ export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRep
       Effect.orDie
     )
 
-    return { append, undispatched, markDispatched, after, find, prune } as const
+    /**
+     * `prune`, sparing the events that pending deliveries still have to send: a webhook with
+     * many attempts can retry for longer than the retention.
+     */
+    const pruneSettled = Effect.fn("EventRepo.pruneSettled")(
+      (before: string) =>
+        sql<{ readonly id: string }>`DELETE FROM events WHERE dispatched = 1 AND at < ${before}
+          AND id NOT IN (SELECT event_id FROM webhook_deliveries WHERE status = ${"pending"}) RETURNING id`.pipe(
+          Effect.map((rows) => rows.length)
+        ),
+      Effect.orDie
+    )
+
+    return { append, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
   })
 }) {}

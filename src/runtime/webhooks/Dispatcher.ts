@@ -1,0 +1,137 @@
+import { Clock, Context, Duration, Effect, Either, Layer, Schedule, Stream } from "effect"
+import { AppSettings } from "../../layers/Config.js"
+import { DeliveryRepo } from "../../layers/store/DeliveryRepo.js"
+import { EventRepo } from "../../layers/store/EventRepo.js"
+import { makeTransactionally } from "../../layers/store/transaction.js"
+import type { WebhookRow } from "../../layers/store/WebhookRepo.js"
+import { Events, makeEvent } from "../../services/Events.js"
+import { allowAnyAddress, isPublicAddress } from "../../services/media/addressPolicy.js"
+import { makeGuardedAgent } from "../../services/media/guardedAgent.js"
+import type { TestResult } from "../../services/Webhook.js"
+import { makeAttemptDelivery } from "./attempt.js"
+import { makeFanOut } from "./fanOut.js"
+import { defaultRetrySchedule, type RetrySchedule } from "./retrySchedule.js"
+import { surviving } from "./surviving.js"
+import { makeWakeSignal } from "./wakeSignal.js"
+import { makeDeliveryWorker } from "./worker.js"
+
+export interface WebhookDispatcherService {
+  /**
+   * Sends a `webhook.test` event to this webhook now, once (enabled or not), and says how it
+   * went. The event is stored and the delivery recorded like any other, but never retried: a
+   * failed test can be sent again with `redeliver`. A `410 Gone` turns the webhook off. The
+   * event's `sessionId` is the webhook's, or `"*"` for a webhook of every session.
+   */
+  readonly sendTest: (webhook: WebhookRow) => Effect.Effect<TestResult>
+  /** Makes a delivery pending and due now, whatever became of it; its attempts keep counting. */
+  readonly redeliver: (deliveryId: string) => Effect.Effect<void>
+  /** Looks at the outbox and the due deliveries now, rather than at the next poll. */
+  readonly wake: Effect.Effect<void>
+}
+
+export interface DispatcherOptions {
+  /** When failed deliveries are tried again. */
+  readonly retrySchedule: RetrySchedule
+  /**
+   * The outbox is looked at this often even when no event is published (after a restart, say);
+   * the worker, asleep until the next delivery is due, looks again after this long at most.
+   */
+  readonly pollInterval: Duration.Duration
+  /** Events taken from the outbox per transaction. */
+  readonly batchSize: number
+  /** How often dispatched events older than `webhooks.eventRetention` are dropped. */
+  readonly pruneInterval: Duration.Duration
+}
+
+export const defaultDispatcherOptions: DispatcherOptions = {
+  retrySchedule: defaultRetrySchedule,
+  pollInterval: Duration.seconds(1),
+  batchSize: 100,
+  pruneInterval: Duration.hours(1)
+}
+
+/**
+ * The webhook dispatcher: everything between the outbox and the receivers. Three loops run in
+ * its scope: the fan-out (outbox → deliveries; woken by every published event, and polling),
+ * the delivery worker (due deliveries → signed POSTs, within the concurrency limits), and the
+ * outbox's pruning. Closing the scope stops them; whatever was in flight is attempted again
+ * after a restart (delivery is at least once).
+ */
+export class WebhookDispatcher extends Context.Tag("switchboard/WebhookDispatcher")<WebhookDispatcher, WebhookDispatcherService>() {
+  static readonly layer = (options: Partial<DispatcherOptions> = {}) =>
+    Layer.scoped(WebhookDispatcher, make({ ...defaultDispatcherOptions, ...options }))
+}
+
+const TEST_MESSAGE = "A test event from Switchboard: the webhook is reachable and its signature can be verified."
+
+const make = (options: DispatcherOptions) =>
+  Effect.gen(function*() {
+    const { webhooks: settings } = yield* AppSettings
+    const events = yield* Events
+    const outbox = yield* EventRepo
+    const deliveries = yield* DeliveryRepo
+    const transactionally = yield* makeTransactionally
+    const isoNow = Effect.map(Clock.currentTimeMillis, (now) => new Date(now).toISOString())
+
+    // One agent for the dispatcher's life: connections to receivers are reused, and each was
+    // made to an address the policy approved when it was looked up.
+    const isAllowed = settings.allowPrivate ? allowAnyAddress : isPublicAddress
+    const agent = yield* Effect.acquireRelease(
+      Effect.sync(() => makeGuardedAgent(isAllowed)),
+      (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
+    )
+    const attemptDelivery = yield* makeAttemptDelivery({ timeout: settings.timeout, agent, isAllowed }, options.retrySchedule)
+    const worker = yield* makeDeliveryWorker(
+      { concurrency: settings.concurrency, perWebhookConcurrency: settings.perWebhookConcurrency, idlePoll: options.pollInterval },
+      (delivery) => attemptDelivery(delivery, { scheduled: true })
+    )
+
+    const fanOut = yield* makeFanOut
+    const published = yield* makeWakeSignal
+    const fanOutPass = Effect.gen(function*() {
+      const result = yield* fanOut(options.batchSize)
+      if (result.deliveries > 0) yield* worker.wake
+      if (result.events < options.batchSize) yield* published.wait(options.pollInterval)
+    })
+
+    const prune = Effect.gen(function*() {
+      const before = new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(settings.eventRetention)).toISOString()
+      const pruned = yield* outbox.pruneSettled(before)
+      if (pruned > 0) yield* Effect.logDebug("outbox pruned").pipe(Effect.annotateLogs({ events: pruned, before }))
+    })
+
+    // Subscribed before the loops start: an event published from here on wakes the fan-out.
+    const feed = yield* events.subscribe
+    yield* Effect.forkScoped(Stream.runForEach(feed, (event) => (event.event === "webhook.test" ? Effect.void : published.raise)))
+    yield* Effect.forkScoped(Effect.forever(surviving("webhook fan-out", options.pollInterval)(fanOutPass)))
+    yield* Effect.forkScoped(worker.run)
+    yield* Effect.forkScoped(Effect.repeat(surviving("outbox pruning")(prune), Schedule.spaced(options.pruneInterval)))
+
+    const sendTest = Effect.fn("WebhookDispatcher.sendTest")(
+      function*(webhook: WebhookRow) {
+        const at = yield* Clock.currentTimeMillis
+        const event = makeEvent("webhook.test", webhook.sessionId ?? "*", { webhookId: webhook.id, message: TEST_MESSAGE }, new Date(at))
+        const create = transactionally(Effect.gen(function*() {
+          yield* outbox.appendDispatched(event)
+          const [id] = yield* deliveries.create(event, [webhook.id], event.timestamp)
+          return { id: id!, webhookId: webhook.id, eventId: event.id, attempts: 0 }
+        }))
+        return yield* worker.withNewDelivery(create, (delivery) =>
+          Effect.map(attemptDelivery(delivery, { scheduled: false }), Either.match({
+            onLeft: (reason): TestResult => ({ deliveryId: delivery.id, delivered: false, statusCode: null, error: reason, durationMs: 0 }),
+            onRight: ({ delivered, statusCode, error, durationMs }): TestResult => ({ deliveryId: delivery.id, delivered, statusCode, error, durationMs })
+          })))
+      }
+    )
+
+    const redeliver = Effect.fn("WebhookDispatcher.redeliver")(function*(deliveryId: string) {
+      yield* deliveries.redeliver(deliveryId, yield* isoNow)
+      yield* worker.wake
+    })
+
+    return WebhookDispatcher.of({
+      sendTest,
+      redeliver,
+      wake: Effect.zipRight(published.raise, worker.wake)
+    })
+  })

@@ -1,0 +1,39 @@
+import { Clock, Effect } from "effect"
+import { DeliveryRepo } from "../../layers/store/DeliveryRepo.js"
+import { EventRepo } from "../../layers/store/EventRepo.js"
+import { makeTransactionally } from "../../layers/store/transaction.js"
+import { WebhookRepo } from "../../layers/store/WebhookRepo.js"
+
+/** What one fan-out pass did. */
+export interface FanOutResult {
+  /** Events taken from the outbox (a full batch means more may be waiting). */
+  readonly events: number
+  readonly deliveries: number
+}
+
+/**
+ * The fan-out: takes the oldest undispatched events and, in one transaction, makes a pending
+ * delivery (due now) for every enabled webhook that wants each one and marks them dispatched.
+ * A crash between the two cannot happen, so every event gets its deliveries exactly once.
+ * `webhook.test` events are marked and never fanned out: a test goes to its own webhook only.
+ */
+export const makeFanOut = Effect.gen(function*() {
+  const events = yield* EventRepo
+  const webhooks = yield* WebhookRepo
+  const deliveries = yield* DeliveryRepo
+  const transactionally = yield* makeTransactionally
+
+  return (batchSize: number): Effect.Effect<FanOutResult> =>
+    transactionally(Effect.gen(function*() {
+      const batch = yield* events.undispatched(batchSize)
+      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+      let made = 0
+      for (const event of batch) {
+        if (event.event === "webhook.test") continue
+        const targets = yield* webhooks.matching(event)
+        made += (yield* deliveries.create(event, targets.map((webhook) => webhook.id), at)).length
+      }
+      yield* events.markDispatched(batch.map((event) => event.id))
+      return { events: batch.length, deliveries: made }
+    }))
+})
