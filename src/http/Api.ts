@@ -43,6 +43,7 @@ import {
 import { Authentication } from "./Authentication.js"
 import { ChannelsGroup, ContactsGroup, GroupsGroup, LabelsGroup } from "./DirectoryApi.js"
 import { SendMediaPayload } from "./mediaRequest.js"
+import { LiveEventsGroup, WebhooksGroup } from "./WebhooksApi.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
 /**
@@ -189,6 +190,8 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .add(ChannelsGroup)
   .add(LabelsGroup)
   .add(ContactsGroup)
+  .add(WebhooksGroup)
+  .add(LiveEventsGroup)
   .addError(wireError(ValidationFailed))
   .addError(wireError(NotFound))
   .addError(wireError(Conflict))

@@ -8,6 +8,7 @@ import { AuthenticationLive } from "./Authentication.js"
 import { ErrorResponses } from "./ErrorResponses.js"
 import { ChannelsHandlers, ContactsHandlers, GroupsHandlers, LabelsHandlers } from "./handlers/Directory.js"
 import { HealthHandlers } from "./handlers/Health.js"
+import { LiveEventsHandlers, WebhooksHandlers } from "./handlers/Webhooks.js"
 import { MessagesHandlers } from "./handlers/Messages.js"
 import { SessionsHandlers } from "./handlers/Sessions.js"
 
@@ -20,7 +21,9 @@ export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
     GroupsHandlers,
     ChannelsHandlers,
     LabelsHandlers,
-    ContactsHandlers
+    ContactsHandlers,
+    WebhooksHandlers,
+    LiveEventsHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )

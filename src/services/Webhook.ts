@@ -10,16 +10,27 @@ export const WebhookEvents = Schema.Array(Schema.Union(Schema.Literal("*"), Even
 /** Header names a webhook may not set: the transport's own and the signature's. */
 const reservedHeader = /^(host|content-length|content-type|connection|transfer-encoding|webhook-.*|x-webhook-.*)$/i
 
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/
+
+/**
+ * Extra headers for every delivery (often credentials: never shown back). Names are checked on
+ * the whole record: a Record's key schema alone would silently drop a bad name, not refuse it.
+ */
 export const WebhookHeaders = Schema.Record({
-  key: Schema.String.pipe(
-    Schema.pattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/, { message: () => "a header name is a token of 1–64 characters" }),
-    Schema.filter((name) => !reservedHeader.test(name), { message: () => "this header is set by the gateway itself" })
-  ),
+  key: Schema.String,
   value: Schema.String.pipe(
     Schema.maxLength(1024),
     Schema.pattern(/^[^\r\n]*$/, { message: () => "a header value is one line" })
   )
-}).pipe(Schema.filter((headers) => Object.keys(headers).length <= 20, { message: () => "at most 20 headers" }))
+}).pipe(
+  Schema.filter((headers) => Object.keys(headers).length <= 20, { message: () => "at most 20 headers" }),
+  Schema.filter((headers) => Object.keys(headers).every((name) => headerName.test(name)), {
+    message: () => "a header name is a token of 1–64 characters"
+  }),
+  Schema.filter((headers) => !Object.keys(headers).some((name) => reservedHeader.test(name)), {
+    message: () => "content-type, host, webhook-* and x-webhook-* are set by the gateway itself"
+  })
+)
 
 const url = Schema.String.pipe(
   Schema.maxLength(2048),

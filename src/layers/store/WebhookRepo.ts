@@ -97,7 +97,7 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("switchboard/Webh
     )
 
     const update = Effect.fn("WebhookRepo.update")(
-      (id: string, fields: Partial<Pick<WebhookRow, "url" | "events" | "enabled" | "headers" | "maxAttempts" | "disabledReason">>) =>
+      (id: string, fields: { readonly [K in "url" | "events" | "enabled" | "headers" | "maxAttempts" | "disabledReason"]?: WebhookRow[K] | undefined }) =>
         sql`UPDATE webhooks SET ${sql.update({
           ...(fields.url === undefined ? {} : { url: fields.url }),
           ...(fields.events === undefined ? {} : { events: JSON.stringify(fields.events) }),

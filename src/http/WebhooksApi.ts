@@ -1,0 +1,52 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ServiceUnavailable, wireError } from "../services/Errors.js"
+import { CreatedWebhook, CreateWebhookRequest, Delivery, TestResult, UpdateWebhookRequest, Webhook } from "../services/Webhook.js"
+import { Authentication } from "./Authentication.js"
+import { ListBody, PageParams } from "./Pagination.js"
+
+/** The "Webhooks and live events" section of API.md. */
+
+const webhookPath = Schema.Struct({ webhookId: Schema.String })
+const sessionPath = Schema.Struct({ sessionId: Schema.String })
+const pageParams = Schema.Struct(PageParams)
+
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(HttpApiEndpoint.get("list", "/webhooks").setUrlParams(pageParams).addSuccess(ListBody(Webhook)))
+  .add(HttpApiEndpoint.post("create", "/webhooks").setPayload(CreateWebhookRequest).addSuccess(CreatedWebhook, { status: 201 }))
+  .add(HttpApiEndpoint.get("listForSession", "/sessions/:sessionId/webhooks").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Webhook)))
+  .add(
+    HttpApiEndpoint.post("createForSession", "/sessions/:sessionId/webhooks")
+      .setPath(sessionPath)
+      .setPayload(CreateWebhookRequest)
+      .addSuccess(CreatedWebhook, { status: 201 })
+  )
+  .add(HttpApiEndpoint.get("get", "/webhooks/:webhookId").setPath(webhookPath).addSuccess(Webhook))
+  .add(HttpApiEndpoint.put("update", "/webhooks/:webhookId").setPath(webhookPath).setPayload(UpdateWebhookRequest).addSuccess(Webhook))
+  .add(HttpApiEndpoint.del("remove", "/webhooks/:webhookId").setPath(webhookPath).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.post("test", "/webhooks/:webhookId/test").setPath(webhookPath).addSuccess(TestResult))
+  .add(HttpApiEndpoint.get("deliveries", "/webhooks/:webhookId/deliveries").setPath(webhookPath).setUrlParams(pageParams).addSuccess(ListBody(Delivery)))
+  .add(
+    HttpApiEndpoint.post("redeliver", "/webhooks/deliveries/:deliveryId/redeliver")
+      .setPath(Schema.Struct({ deliveryId: Schema.String }))
+      .addSuccess(Delivery)
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Signed (Standard Webhooks) deliveries of the domain events, from a durable outbox, with retries.")
+{}
+
+const EventStream = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" }))
+
+export class LiveEventsGroup extends HttpApiGroup.make("events")
+  .add(
+    HttpApiEndpoint.get("stream", "/events")
+      .setUrlParams(Schema.Struct({
+        sessionId: Schema.optional(Schema.String),
+        events: Schema.optional(Schema.String.annotations({ description: "comma-separated event kinds; all when absent" }))
+      }))
+      .addSuccess(EventStream)
+      .addError(wireError(ServiceUnavailable))
+      .annotate(OpenApi.Description, "Server-Sent Events with the webhook envelopes; send Last-Event-ID to resume after a disconnect.")
+  )
+  .middleware(Authentication)
+{}
