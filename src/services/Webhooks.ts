@@ -8,7 +8,7 @@ import { WebhookRepo, type WebhookRow, type WebhookScope } from "../layers/store
 import { WebhookDispatcher } from "../runtime/webhooks/Dispatcher.js"
 import { NotFound, ValidationFailed } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
-import { allowAnyAddress, isPublicAddress } from "./media/addressPolicy.js"
+import { allowAnyAddress, isPublicAddress } from "./network/addressPolicy.js"
 import { ipLiteralOf } from "./media/mediaUrl.js"
 import type { Page, PageRequest } from "./Pagination.js"
 import type { CreateWebhookRequest, Delivery, TestResult, UpdateWebhookRequest, Webhook } from "./Webhook.js"

@@ -1,10 +1,10 @@
 import { type Duration, Effect, Either } from "effect"
 import { type Agent, fetch, type Response } from "undici"
 import type { PayloadTooLarge, ValidationFailed } from "../Errors.js"
-import type { AddressPolicy } from "./addressPolicy.js"
+import type { AddressPolicy } from "../network/addressPolicy.js"
 import { invalidMediaUrl, mediaFetchFailed, mediaFetchTimedOut, mediaTooLarge, mediaUrlNotAllowed } from "./errors.js"
 import { filenameFromContentDisposition } from "./filename.js"
-import { AddressNotAllowed, makeGuardedAgent } from "./guardedAgent.js"
+import { AddressNotAllowed, makeGuardedAgent } from "../network/guardedAgent.js"
 import { basicCredentialsOf, ipLiteralOf, lastPathSegmentOf, parseMediaUrl, withoutUserinfo } from "./mediaUrl.js"
 import { readCapped } from "./readCapped.js"
 
