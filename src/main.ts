@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Logger } from "effect"
+import { Console, Effect, Layer, Logger } from "effect"
+import { parseMigrateArguments, runMigrate } from "./cli/migrateCommand.js"
 import { engineFromSettings, SwitchboardServer } from "./layers/App.js"
 import { settingsConfig } from "./layers/Config.js"
 
-const program = Effect.gen(function*() {
+const serve = Effect.gen(function*() {
   const settings = yield* settingsConfig
   const logger = settings.logFormat === "json" ? Logger.json : Logger.pretty
   return yield* Layer.launch(SwitchboardServer(settings, engineFromSettings(settings))).pipe(
@@ -13,4 +14,16 @@ const program = Effect.gen(function*() {
   )
 })
 
-NodeRuntime.runMain(program)
+/** `switchboard migrate …` copies a Store to another backend; anything else starts the gateway. */
+const migrateCommand = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const args = parseMigrateArguments(argv)
+    if (typeof args === "string") {
+      yield* Console.error(args)
+      return yield* Effect.sync(() => process.exit(2))
+    }
+    yield* runMigrate(yield* settingsConfig, args)
+  })
+
+const [command, ...rest] = process.argv.slice(2)
+NodeRuntime.runMain(command === "migrate" ? migrateCommand(rest) : serve)

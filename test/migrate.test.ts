@@ -1,0 +1,75 @@
+import { Duration, Effect, Exit, Option, Scope } from "effect"
+import { spawnSync } from "node:child_process"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { eventually, readySession, startGateway, TEST_KEY, type TestGateway, tempDir } from "./support/gateway.js"
+import { base64, png } from "./support/mediaSamples.js"
+
+/**
+ * `switchboard migrate` between backends, through the built CLI: everything a gateway kept
+ * moves, and a linked session keeps working on the new backend without linking again.
+ */
+
+const mainScript = path.resolve("dist/main.js")
+const migrate = (...args: Array<string>) => {
+  const run = spawnSync(process.execPath, [mainScript, "migrate", ...args], { encoding: "utf8", timeout: 60_000 })
+  return { status: run.status, output: `${run.stdout}${run.stderr}` }
+}
+
+/** A gateway on the given store and media, for as long as `use` runs. */
+const withGateway = async <A>(databaseUrl: string, mediaUrl: string, dataDir: string, use: (gateway: TestGateway) => Promise<A>) => {
+  const scope = await Effect.runPromise(Scope.make())
+  try {
+    const gateway = await Effect.runPromise(Scope.extend(startGateway({
+      dataDir,
+      databaseUrl,
+      media: { url: Option.some(mediaUrl), maxBytes: 1024 * 1024, allowPrivate: false, fetchTimeout: Duration.seconds(5), incoming: "store" }
+    }), scope))
+    return await use(gateway)
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+describe("switchboard migrate", () => {
+  it("copies a SQLite store and its media to another, refuses a non-empty target, and the sessions work there", async () => {
+    const dir = tempDir("switchboard-migrate-")
+    const source = { db: `sqlite:${dir}/a.db`, media: `file:${dir}/media-a` }
+    const target = { db: `sqlite:${dir}/b.db`, media: `file:${dir}/media-b` }
+    const image = png("migrated")
+
+    const before = await withGateway(source.db, source.media, dir, async (gateway) => {
+      const alpha = await readySession(gateway, "mig-alpha")
+      const beta = await readySession(gateway, "mig-beta")
+      await gateway.call("POST", `/api/sessions/${alpha.id}/messages/send-text`, { body: { chatId: beta.phone, text: "before the move" } })
+      const sent = await gateway.call("POST", `/api/sessions/${alpha.id}/messages/send-image`, { body: { chatId: beta.phone, media: { data: base64(image) } } })
+      await eventually(() => gateway.call("GET", `/api/sessions/${beta.id}/messages?direction=in`), (r) => r.body.data.length === 2)
+      return { alpha, beta, imageId: sent.body.messageId as string }
+    })
+
+    const first = migrate("--from", source.db, "--to", target.db, "--media-from", source.media, "--media-to", target.media)
+    expect(first.output).toContain("verified")
+    expect(first.status).toBe(0)
+    expect(first.output).toMatch(/messages\s+\d+ rows/)
+
+    const again = migrate("--from", source.db, "--to", target.db)
+    expect(again.status).not.toBe(0)
+    expect(again.output).toContain("--force")
+    const forced = migrate("--from", source.db, "--to", target.db, "--media-from", source.media, "--media-to", target.media, "--force")
+    expect([forced.status, forced.output.includes("verified")]).toEqual([0, true])
+    expect(migrate("--from", source.db).status).toBe(2)
+
+    await withGateway(target.db, target.media, dir, async (gateway) => {
+      // Linked without a QR: the credentials moved with the sessions.
+      for (const session of [before.alpha, before.beta]) {
+        await eventually(() => gateway.call("GET", `/api/sessions/${session.id}`), (r) => r.body.status === "ready")
+      }
+      const history = await gateway.call("GET", `/api/sessions/${before.beta.id}/messages?direction=in`)
+      expect(history.body.data.map((m: { type: string }) => m.type).sort()).toEqual(["image", "text"])
+      const media = await fetch(`${gateway.baseUrl}/api/sessions/${before.alpha.id}/messages/${before.imageId}/media`, { headers: { "x-api-key": TEST_KEY } })
+      expect(Buffer.from(await media.arrayBuffer()).equals(Buffer.from(image))).toBe(true)
+      await gateway.call("POST", `/api/sessions/${before.alpha.id}/messages/send-text`, { body: { chatId: before.beta.phone, text: "after the move" } })
+      await eventually(() => gateway.call("GET", `/api/sessions/${before.beta.id}/messages?direction=in`), (r) => r.body.data.length === 3)
+    })
+  }, 90_000)
+})
