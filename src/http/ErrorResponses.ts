@@ -32,6 +32,11 @@ const refusalOf = (error: unknown): Refusal | undefined => {
     const { details, message } = describeIssues(error.issues)
     return { status: 400, code: "VALIDATION_FAILED", message: message || error.message, details }
   }
+  // The Store (or the cache) is down: the caller may try again; nothing was half done, since
+  // every change and its events are one transaction.
+  if (isOutage(error)) {
+    return { status: 503, code: "SERVICE_UNAVAILABLE", message: "the database or cache cannot be reached right now; try again shortly" }
+  }
   if (HttpServerError.isServerError(error)) {
     if (error._tag === "RouteNotFound") {
       return { status: 404, code: "ROUTE_NOT_FOUND", message: `no route for ${error.request.method} ${new URL(error.request.url, "http://x").pathname}` }
@@ -42,6 +47,10 @@ const refusalOf = (error: unknown): Refusal | undefined => {
   }
   return undefined
 }
+
+const outageTags = new Set(["SqlError", "CacheUnavailable"])
+const isOutage = (error: unknown) =>
+  typeof error === "object" && error !== null && outageTags.has((error as { readonly _tag?: string })._tag ?? "")
 
 const respond = (refusal: Refusal) => HttpServerResponse.unsafeJson(toErrorBody(refusal.status, refusal), { status: refusal.status })
 
