@@ -6,10 +6,13 @@ import mediaAndReactions from "./migrations/0004_media_and_reactions.js"
 import sandboxDirectory from "./migrations/0005_sandbox_directory.js"
 import directory from "./migrations/0006_directory.js"
 import webhooks from "./migrations/0007_webhooks.js"
+import postgresTextOrder from "./migrations/0008_postgres_text_order.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
- * glob: it survives bundling, and the same list serves SQLite now and Postgres later.
+ * glob: it survives bundling. The same list serves SQLite and Postgres: portable SQL only
+ * (TEXT/INTEGER/BIGINT, ISO-8601 text times, JSON as TEXT, INTEGER 0/1 booleans), and on
+ * Postgres, text that is sorted or compared with < and > is `COLLATE "C"` (see 0008).
  */
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -18,7 +21,8 @@ export const migrations = Migrator.fromRecord({
   "0004_media_and_reactions": mediaAndReactions,
   "0005_sandbox_directory": sandboxDirectory,
   "0006_directory": directory,
-  "0007_webhooks": webhooks
+  "0007_webhooks": webhooks,
+  "0008_postgres_text_order": postgresTextOrder
 })
 
 /**

@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { runMigrations } from "./Migrations.js"
+import { PgStoreLive } from "./PgStore.js"
 
 /** How long a statement waits for another process's write lock before failing (ms). */
 const BUSY_TIMEOUT_MS = 5_000
@@ -33,7 +34,7 @@ export const parseDatabaseUrl = (url: string): Either.Either<DatabaseTarget, Uns
     ? Either.left(
       new UnsupportedDatabaseUrl({
         url,
-        message: `Unsupported database URL "${url}": use sqlite:<path> (or postgres:// once Postgres is supported)`
+        message: `Unsupported database URL "${url}": use sqlite:<path> or postgres://user:pass@host:5432/db`
       })
     )
     : Either.right({ kind: "sqlite", filename: path === ":memory:" ? path : resolve(path) })
@@ -70,19 +71,11 @@ export const SqliteStoreLive = (
   return Layer.provideMerge(prepared, client)
 }
 
-/** The Store for a `DATABASE_URL`. */
+/** The Store for a `DATABASE_URL`: a SQLite file (the default) or a Postgres database. */
 export const storeLayerFromUrl = (
   databaseUrl: string
 ): Layer.Layer<SqlClient.SqlClient, SqlError | MigrationError | UnsupportedDatabaseUrl> =>
   Either.match(parseDatabaseUrl(databaseUrl), {
     onLeft: Layer.fail,
-    onRight: (target) =>
-      target.kind === "sqlite"
-        ? SqliteStoreLive(target.filename)
-        : Layer.fail(
-          new UnsupportedDatabaseUrl({
-            url: databaseUrl,
-            message: "Postgres is not supported yet: it comes with the storage-backends work. Use a sqlite: URL for now."
-          })
-        )
+    onRight: (target) => (target.kind === "sqlite" ? SqliteStoreLive(target.filename) : PgStoreLive(target.url))
   })

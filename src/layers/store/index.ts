@@ -26,6 +26,7 @@ export * from "./Migrations.js"
 export * from "./SessionRepo.js"
 export * from "./WebhookRepo.js"
 export * from "./SqliteStore.js"
+export * from "./PgStore.js"
 
 /** Every repository; each needs only a `SqlClient` (e.g. from `storeLayerFromUrl`). */
 export const RepositoriesLive = Layer.mergeAll(
