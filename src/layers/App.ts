@@ -20,6 +20,7 @@ import { Health } from "../services/Health.js"
 import { MediaIntake } from "../services/MediaIntake.js"
 import { Messaging } from "../services/Messaging.js"
 import { Sessions } from "../services/Sessions.js"
+import { Cache } from "./cache/Cache.js"
 import { AppSettings, type Settings } from "./Config.js"
 import { MediaStore } from "./media/MediaStore.js"
 import { RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "./store/index.js"
@@ -55,6 +56,7 @@ export const SwitchboardCore = <EngineOut, E, R>(
   const base = Layer.mergeAll(
     Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))),
     MediaStore.fromSettings(settings),
+    Cache.fromSettings(settings),
     AppSettings.layer(settings),
     NodeContext.layer
   )

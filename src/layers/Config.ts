@@ -12,6 +12,8 @@ export interface Settings {
   readonly host: string
   readonly dataDir: string
   readonly databaseUrl: string
+  /** What the gateway caches and its shared limits live in: `memory` (default) or `redis://…` (`CACHE_URL`). */
+  readonly cacheUrl: string
   readonly engine: "sandbox" | "baileys"
   /** The WhatsApp Web socket; only set to test against a loopback peer. */
   readonly waWebSocketUrl: Option.Option<string>
@@ -28,7 +30,7 @@ export interface Settings {
 }
 
 export interface MediaSettings {
-  /** Where media is kept: `file:<dir>` (S3 comes with the storage backends); default `file:<DATA_DIR>/media`. */
+  /** Where media is kept: `file:<dir>` or `s3://bucket[/prefix]?region=…`; default `file:<DATA_DIR>/media`. */
   readonly url: Option.Option<string>
   /** The largest media accepted on any path (upload, URL fetch, incoming); default 64 MiB. */
   readonly maxBytes: number
@@ -68,6 +70,13 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   databaseUrl: Config.option(Config.string("DATABASE_URL")),
+  cacheUrl: Config.string("CACHE_URL").pipe(
+    Config.validate({
+      message: "CACHE_URL must be memory or a redis:// (rediss://) URL",
+      validation: (url) => url === "memory" || /^rediss?:\/\/./.test(url)
+    }),
+    Config.withDefault("memory")
+  ),
   engine: Config.literal("sandbox", "baileys")("ENGINE").pipe(Config.withDefault("baileys" as const)),
   waWebSocketUrl: Config.option(Config.url("WA_WS_URL").pipe(Config.map((url) => url.toString()))),
   apiKey: Config.option(Config.redacted("API_KEY")).pipe(

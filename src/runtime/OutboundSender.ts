@@ -4,7 +4,7 @@ import type { MessageRepo, MessageRow } from "../layers/store/MessageRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { type EngineConnection, EngineError, type OutboundContent } from "./Engine.js"
-import { type PacingSettings, pauseAfterSend } from "./Pacing.js"
+import { makePacer, type PacingSettings } from "./Pacing.js"
 
 export interface OutboundDeps {
   readonly sessionId: string
@@ -29,6 +29,7 @@ const transientRetry = Schedule.exponential("500 millis").pipe(Schedule.intersec
 export const makeOutbound = (deps: OutboundDeps) =>
   Effect.gen(function*() {
     const events = yield* Events
+    const pacer = yield* makePacer(deps.sessionId, deps.pacing)
     const transactionally = yield* makeTransactionally
     const queue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
     const queued = new Set<string>()
@@ -66,7 +67,8 @@ export const makeOutbound = (deps: OutboundDeps) =>
       )
     }
 
-    const sendOne = (messageId: string) =>
+    /** Sends a stored `pending` message; false when it was not (no longer) to be sent. */
+    const attempt = (messageId: string) =>
       Effect.gen(function*() {
         const row = yield* deps.messages.findRow(messageId)
         if (Option.isNone(row) || row.value.status !== "pending" || row.value.engineMessageId === null) return false
@@ -96,13 +98,23 @@ export const makeOutbound = (deps: OutboundDeps) =>
         return true
       })
 
+    /**
+     * A message in its turn. A message that is no longer pending (cancelled) takes no turn, and
+     * a turn is only taken once the session can send (a turn taken while disconnected would be
+     * spent on waiting); the row is read again in the turn, as a cancel may have come meanwhile.
+     */
+    const sendOne = (messageId: string) =>
+      Effect.gen(function*() {
+        const row = yield* deps.messages.findRow(messageId)
+        if (Option.isNone(row) || row.value.status !== "pending" || row.value.engineMessageId === null) return
+        yield* awaitConnection
+        yield* pacer.paced(attempt(messageId))
+      })
+
     return {
       /** The lane itself; runs until interrupted. */
       run: Queue.take(queue).pipe(
-        Effect.flatMap((messageId) =>
-          Effect.ensuring(sendOne(messageId), Effect.sync(() => queued.delete(messageId))).pipe(
-            Effect.flatMap((attempted) => (attempted ? pauseAfterSend(deps.pacing) : Effect.void))
-          )),
+        Effect.flatMap((messageId) => Effect.ensuring(sendOne(messageId), Effect.sync(() => queued.delete(messageId)))),
         Effect.forever
       ),
       /** Idempotent: a message already waiting is not queued twice. */

@@ -1,5 +1,5 @@
-import { Context, Effect, Layer, Option } from "effect"
-import { mediaKey, MediaStore } from "../layers/media/MediaStore.js"
+import { Context, Effect, Layer, Option, type Stream } from "effect"
+import { mediaKey, MediaStore, type MediaStoreError } from "../layers/media/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../layers/store/BatchRepo.js"
 import type { MediaRecord, MessageRow } from "../layers/store/messageRecords.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
@@ -48,9 +48,17 @@ export interface MessagingService {
     SendResult,
     NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable
   >
-  /** The bytes of a message's media, sent or received, with what they are. */
+  /**
+   * The bytes of a message's media, sent or received, with what they are: streamed from the
+   * media store as they are read (a failure mid-stream ends the stream with the error).
+   */
   readonly getMedia: (sessionId: string, messageId: string) => Effect.Effect<
-    { readonly data: Uint8Array; readonly mimetype: string; readonly filename: string | null },
+    {
+      readonly size: number
+      readonly stream: Stream.Stream<Uint8Array, MediaStoreError>
+      readonly mimetype: string
+      readonly filename: string | null
+    },
     NotFound | ServiceUnavailable
   >
   /** Sets this session's reaction on a message of the chat; `emoji` "" takes it back. */
@@ -214,9 +222,9 @@ const make = Effect.gen(function*() {
         if (Option.isNone(row)) return yield* messageNotFound(messageId)
         const media = row.value.media
         if (media === null || !media.stored) return yield* mediaNotFound(messageId, media)
-        const data = yield* mediaStore.read(mediaKey(sessionId, messageId)).pipe(Effect.catchAll(mediaUnavailable))
-        if (Option.isNone(data)) return yield* mediaNotFound(messageId, media)
-        return { data: data.value, mimetype: media.mimetype, filename: media.filename }
+        const found = yield* mediaStore.stream(mediaKey(sessionId, messageId)).pipe(Effect.catchAll(mediaUnavailable))
+        if (Option.isNone(found)) return yield* mediaNotFound(messageId, media)
+        return { size: found.value.size, stream: found.value.stream, mimetype: media.mimetype, filename: media.filename }
       }),
     react: (sessionId, { chatId, emoji, messageId }) =>
       Effect.gen(function*() {

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { DateTime, Effect } from "effect"
+import { DateTime, Effect, Stream } from "effect"
 import { AppSettings } from "../../layers/Config.js"
 import type { MediaKind } from "../../services/Message.js"
 import { Messaging } from "../../services/Messaging.js"
@@ -30,11 +30,17 @@ export const MessagesHandlers = HttpApiBuilder.group(SwitchboardApi, "messages",
       .handleRaw("sendDocument", sendMedia("document"))
       .handle("react", ({ path, payload }) => messaging.react(path.sessionId, payload))
       .handleRaw("getMedia", ({ path }) =>
-        Effect.map(messaging.getMedia(path.sessionId, path.messageId), ({ data, filename, mimetype }) =>
-          HttpServerResponse.uint8Array(data, {
-            contentType: mimetype,
-            headers: filename === null ? {} : { "content-disposition": contentDisposition(filename) }
-          })))
+        Effect.map(messaging.getMedia(path.sessionId, path.messageId), ({ filename, mimetype, size, stream }) =>
+          // streamed from the media store; a read failing mid-way cuts the response short (its
+          // length then tells the client), it is too late for an error status
+          HttpServerResponse.stream(
+            stream.pipe(Stream.tapErrorCause((cause) => Effect.logError("media store: streaming failed", cause))),
+            {
+              contentType: mimetype,
+              contentLength: size,
+              headers: filename === null ? {} : { "content-disposition": contentDisposition(filename) }
+            }
+          )))
       .handle("sendBulk", ({ path, payload }) => messaging.sendBulk(path.sessionId, payload))
       .handle("getBatch", ({ path }) => messaging.getBatch(path.sessionId, path.batchId))
       .handle("cancelBatch", ({ path }) => messaging.cancelBatch(path.sessionId, path.batchId))

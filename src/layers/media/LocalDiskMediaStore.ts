@@ -1,5 +1,7 @@
+import { NodeStream } from "@effect/platform-node"
 import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import { createReadStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { MediaStoreError, type MediaStoreService } from "./MediaStore.js"
@@ -39,6 +41,24 @@ export const makeLocalDiskMediaStore = (root: string): Effect.Effect<MediaStoreS
             if ((error as NodeJS.ErrnoException).code === "ENOENT") return Option.none()
             throw error
           }
+        }),
+      stream: (key) =>
+        attempt("stream", key, async () => {
+          const file = fileOf(key)
+          const stats = await fs.stat(file).catch((error: NodeJS.ErrnoException) => {
+            if (error.code === "ENOENT") return undefined
+            throw error
+          })
+          if (stats === undefined || !stats.isFile()) return Option.none()
+          // opened when the stream runs: a put renames a whole file into place, so it reads
+          // either the old object or the new one, never half of one
+          return Option.some({
+            size: stats.size,
+            stream: NodeStream.fromReadable<MediaStoreError, Uint8Array>(
+              () => createReadStream(file),
+              (cause) => new MediaStoreError({ operation: "stream", key, cause })
+            )
+          })
         }),
       remove: (key) => attempt("remove", key, () => fs.rm(fileOf(key), { force: true })),
       removeAll: (prefix) => attempt("removeAll", prefix, () => fs.rm(fileOf(prefix), { recursive: true, force: true }))

@@ -17,6 +17,7 @@ import {
   type ReactCommand,
   type SendCommand
 } from "../../Engine.js"
+import { Cache, type CacheService } from "../../../layers/cache/Cache.js"
 import { phoneNumberPattern } from "../../../services/Ids.js"
 import { makeStoreAuthState } from "./authState.js"
 import { makeConnectionTranslator } from "./connectionUpdate.js"
@@ -33,6 +34,7 @@ import { makeChannelOperations } from "./channels.js"
 import { fromContacts, fromLidPairs, makeContactOperations } from "./contacts.js"
 import { fromGroupsUpdate, fromGroupsUpsert, fromParticipantsUpdate, GroupCache, type GroupEventContext, type LidPn } from "./groupEvents.js"
 import { makeGroupOperations } from "./groups.js"
+import { cachedPhoneOfLid, sharedGroupsOf } from "./sharedCache.js"
 import { fromLabelAssociation, fromLabelEdit, LabelRegistry, makeLabelOperations } from "./labels.js"
 
 export { meOf } from "./connectionUpdate.js"
@@ -81,7 +83,7 @@ type RawEvent =
 
 const SERVER_ACK = "CB:ack,class:message"
 
-const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =>
+const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, cache: Option.Option<CacheService>) =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromise(runtime)
@@ -97,7 +99,10 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
     const events = yield* Queue.unbounded<EngineEvent>()
     const listeners = new Map<keyof BaileysEventMap, (data: never) => void>()
     // What Baileys' group sends ask instead of fetching the metadata each time.
-    const groups = new GroupCache((pairs) => void Queue.unsafeOffer(raw, { name: "group.members", data: pairs }))
+    const groups = new GroupCache(
+      (pairs) => void Queue.unsafeOffer(raw, { name: "group.members", data: pairs }),
+      Option.getOrUndefined(Option.map(cache, (cache) => sharedGroupsOf(cache, options.sessionId, runtime)))
+    )
     const labelRegistry = new LabelRegistry()
 
     const sock = yield* Effect.acquireRelease(
@@ -164,11 +169,15 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions) =
     listen("contacts.update")
     listen("lid-mapping.update")
 
-    const phoneOfLid: PhoneOfLid = (lid) =>
+    const mappingStore: PhoneOfLid = (lid) =>
       Effect.tryPromise(() => sock.signalRepository.lidMapping.getPNForLID(lid)).pipe(
         Effect.map(Option.fromNullable),
         Effect.orElseSucceed(() => Option.none<string>())
       )
+    const phoneOfLid = Option.match(cache, {
+      onNone: () => mappingStore,
+      onSome: (cache) => cachedPhoneOfLid(cache, options.sessionId, mappingStore)
+    })
 
     const groupContext: GroupEventContext = {
       cache: groups,
@@ -324,11 +333,22 @@ const requestPairingCode = (sock: WASocket, phoneNumber: string) =>
     })
   })
 
+/**
+ * The engine; with the gateway's `Cache` when the layer is built where there is one (the
+ * gateway's core always has), for group metadata and LID lookups (see `sharedCache.ts`).
+ */
 export const BaileysEngineLive = (engineOptions: BaileysEngineOptions = {}): Layer.Layer<Engine> =>
-  Layer.provideMerge(Layer.succeed(Engine, Engine.of({
-    name: "baileys",
-    newMessageId: () => generateMessageIDV2(),
-    // Everything Baileys keeps about a session is its AuthState, which the gateway wipes.
-    forget: () => Effect.void,
-    connect: (options) => connect(engineOptions, options)
-  })), SilenceSignalChatter)
+  Layer.provideMerge(
+    Layer.effect(
+      Engine,
+      Effect.map(Effect.serviceOption(Cache), (cache) =>
+        Engine.of({
+          name: "baileys",
+          newMessageId: () => generateMessageIDV2(),
+          // Everything Baileys keeps about a session is its AuthState, which the gateway wipes.
+          forget: () => Effect.void,
+          connect: (options) => connect(engineOptions, options, cache)
+        }))
+    ),
+    SilenceSignalChatter
+  )

@@ -4,6 +4,7 @@ import { EngineEvent } from "../../Engine.js"
 import type { GroupChange } from "../../EngineDirectory.js"
 import { groupOf, participantIdOf } from "./groups.js"
 import { isLidJid, isPhoneJid, noPhoneLookup, type PhoneOfLid, personIdOf, sameUser, toApiId } from "./jids.js"
+import type { SharedGroups } from "./sharedCache.js"
 
 /**
  * The groups a connection knows, and Baileys' group events as the engine's `GroupChanged`.
@@ -18,6 +19,9 @@ import { isLidJid, isPhoneJid, noPhoneLookup, type PhoneOfLid, personIdOf, sameU
  * `group-participants.update` (add/remove/promote/demote with `GroupParticipant`s, `author` the
  * actor's LID; rc14 loses the notification's `participant_pn`, so the actor's phone comes from the
  * cached members or the LID mapping).
+ *
+ * With a `shared` copy (the gateway's Cache) every change is written there too, and a lookup
+ * that misses here asks it before fetching.
  */
 
 export interface LidPn {
@@ -42,17 +46,27 @@ export class GroupCache {
   private fetch: ((jid: string) => Promise<GroupMetadata>) | undefined
 
   /** `learn` hears each LID ↔ phone pair the members of the groups that come in reveal, once. */
-  constructor(private readonly learn: (pairs: ReadonlyArray<LidPn>) => void = () => undefined) {}
+  constructor(
+    private readonly learn: (pairs: ReadonlyArray<LidPn>) => void = () => undefined,
+    private readonly shared?: SharedGroups
+  ) {}
 
   /** Once the socket exists: what a send that finds nothing cached fetches with. */
   attach(fetch: (jid: string) => Promise<GroupMetadata>): void {
     this.fetch = fetch
   }
 
-  /** For `makeWASocket({ cachedGroupMetadata })`: the cached copy, else fetched once and kept. */
+  /** For `makeWASocket({ cachedGroupMetadata })`: the cached copy (here, else shared), else fetched once and kept. */
   readonly lookup = async (jid: string): Promise<GroupMetadata | undefined> => {
     const cached = this.groups.get(jid)
-    if (cached !== undefined || this.fetch === undefined) return cached
+    if (cached !== undefined) return cached
+    const shared = await this.shared?.get(jid)
+    // an event may have brought the group meanwhile; a shared copy is kept here as it is, not
+    // written back, so its age stays that of its fetch
+    const meanwhile = this.groups.get(jid)
+    if (meanwhile !== undefined) return meanwhile
+    if (shared !== undefined) return (this.keep(shared), shared)
+    if (this.fetch === undefined) return undefined
     // a failure is left to Baileys' own fetch, which reports it to the sender
     return this.fetch(jid).then((metadata) => (this.put(metadata), metadata), () => undefined)
   }
@@ -62,6 +76,11 @@ export class GroupCache {
   }
 
   put(metadata: GroupMetadata): void {
+    this.keep(metadata)
+    this.shared?.set(metadata)
+  }
+
+  private keep(metadata: GroupMetadata): void {
     this.groups.set(metadata.id, metadata)
     const fresh = lidPairsOf(metadata).filter(({ lid, pn }) => !this.learnt.has(`${lid}|${pn}`))
     for (const { lid, pn } of fresh) this.learnt.add(`${lid}|${pn}`)
@@ -70,6 +89,7 @@ export class GroupCache {
 
   forget(jid: string): void {
     this.groups.delete(jid)
+    this.shared?.forget(jid)
   }
 
   /** The phone JID the cached members give for `jid` (a LID), if any. */
@@ -81,7 +101,8 @@ export class GroupCache {
   /** Applies a `group-participants.update` to the cached members. */
   applyParticipants({ action, id, participants }: BaileysEventMap["group-participants.update"]): void {
     const group = this.groups.get(id)
-    if (group === undefined) return
+    // a shared copy from before would now miss the change
+    if (group === undefined) return this.shared?.forget(id)
     const named = (p: GroupParticipant) => (q: GroupParticipant) => sameUser(p.id, q.id) || sameUser(p.phoneNumber, q.phoneNumber)
     let members = group.participants
     for (const participant of participants) {
@@ -92,7 +113,9 @@ export class GroupCache {
         members = members.map((member) => (same(member) ? { ...member, admin: action === "promote" ? "admin" : null } : member))
       }
     }
-    this.groups.set(id, { ...group, participants: members, size: members.length })
+    const updated = { ...group, participants: members, size: members.length }
+    this.groups.set(id, updated)
+    this.shared?.set(updated)
   }
 }
 
