@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
+import { Cache } from "../layers/cache/Cache.js"
 import { createRequire } from "node:module"
 
 /** The package version, read once (src/services and dist/services are both two levels down). */
@@ -20,17 +21,21 @@ export class Health extends Context.Tag("switchboard/Health")<Health, {
     Health,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const cache = yield* Cache
       const startedAt = Date.now()
       const database = sql`SELECT 1 AS ok`.pipe(
         Effect.timeout("2 seconds"),
         Effect.as("ok"),
         Effect.orElseSucceed(() => "unreachable")
       )
+      // The in-memory cache cannot be unreachable; Redis can, and then the gateway is not ready.
+      const cacheCheck = cache.ping.pipe(Effect.timeout("2 seconds"), Effect.as("ok"), Effect.orElseSucceed(() => "unreachable"))
       return Health.of({
         report: Effect.gen(function*() {
-          const checks = { database: yield* database }
+          const [databaseCheck, cacheState] = yield* Effect.all([database, cacheCheck], { concurrency: 2 })
+          const checks = { database: databaseCheck, cache: `${cache.backend}: ${cacheState}` }
           return {
-            status: checks.database === "ok" ? "ok" : "degraded",
+            status: databaseCheck === "ok" && cacheState === "ok" ? "ok" : "degraded",
             version: VERSION,
             uptime: Math.round((Date.now() - startedAt) / 1000),
             checks
