@@ -4,6 +4,8 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { eventually, readySession, startGateway, TEST_KEY, type TestGateway, tempDir } from "./support/gateway.js"
 import { base64, png } from "./support/mediaSamples.js"
+import { unavailable } from "./support/servers/availability.js"
+import { freshPostgresUrlPromise } from "./support/servers/postgresDatabase.js"
 
 /**
  * `switchboard migrate` between backends, through the built CLI: everything a gateway kept
@@ -12,7 +14,7 @@ import { base64, png } from "./support/mediaSamples.js"
 
 const mainScript = path.resolve("dist/main.js")
 const migrate = (...args: Array<string>) => {
-  const run = spawnSync(process.execPath, [mainScript, "migrate", ...args], { encoding: "utf8", timeout: 60_000 })
+  const run = spawnSync(process.execPath, [mainScript, "migrate", ...args], { encoding: "utf8", timeout: 60_000, env: process.env })
   return { status: run.status, output: `${run.stdout}${run.stderr}` }
 }
 
@@ -72,4 +74,42 @@ describe("switchboard migrate", () => {
       await eventually(() => gateway.call("GET", `/api/sessions/${before.beta.id}/messages?direction=in`), (r) => r.body.data.length === 3)
     })
   }, 90_000)
+
+  const serversMissing = unavailable("postgres", "migrate to Postgres and S3") ?? unavailable("s3", "migrate to Postgres and S3")
+  it.skipIf(serversMissing !== undefined)("SQLite and disk → Postgres and S3 → SQLite and disk: the session keeps working at each stop", async () => {
+    const env = process.env
+    // The CLI and the gateway read S3 credentials from the usual AWS variables.
+    env["AWS_ACCESS_KEY_ID"] = env["TEST_S3_ACCESS_KEY_ID"]
+    env["AWS_SECRET_ACCESS_KEY"] = env["TEST_S3_SECRET_ACCESS_KEY"]
+    const dir = tempDir("switchboard-migrate-pg-")
+    const s3 = `s3://${env["TEST_S3_BUCKET"]}/migrate-${Date.now()}?region=${env["TEST_S3_REGION"]}&endpoint=${encodeURIComponent(env["TEST_S3_ENDPOINT"]!)}&forcePathStyle=true`
+    const stops = [
+      { db: `sqlite:${dir}/a.db`, media: `file:${dir}/media-a` },
+      { db: await freshPostgresUrlPromise("migrate"), media: s3 },
+      { db: `sqlite:${dir}/c.db`, media: `file:${dir}/media-c` }
+    ] as const
+    const image = png("travels")
+    const session = await withGateway(stops[0].db, stops[0].media, dir, async (gateway) => {
+      const alpha = await readySession(gateway, "travel-alpha")
+      const beta = await readySession(gateway, "travel-beta")
+      const sent = await gateway.call("POST", `/api/sessions/${alpha.id}/messages/send-image`, { body: { chatId: beta.phone, media: { data: base64(image) } } })
+      await eventually(() => gateway.call("GET", `/api/sessions/${beta.id}/messages?direction=in`), (r) => r.body.data.length === 1)
+      return { alpha, beta, imageId: sent.body.messageId as string }
+    })
+    for (const [index, [from, to]] of [[stops[0], stops[1]], [stops[1], stops[2]]].entries()) {
+      const moved = migrate("--from", from.db, "--to", to.db, "--media-from", from.media, "--media-to", to.media)
+      expect([moved.status, moved.output.includes("verified")], moved.output).toEqual([0, true])
+      await withGateway(to.db, to.media, dir, async (gateway) => {
+        await eventually(() => gateway.call("GET", `/api/sessions/${session.alpha.id}`), (r) => r.body.status === "ready")
+        const media = await fetch(`${gateway.baseUrl}/api/sessions/${session.alpha.id}/messages/${session.imageId}/media`, { headers: { "x-api-key": TEST_KEY } })
+        expect(Buffer.from(await media.arrayBuffer()).equals(Buffer.from(image))).toBe(true)
+        const text = `at stop ${index + 2}`
+        await gateway.call("POST", `/api/sessions/${session.alpha.id}/messages/send-text`, { body: { chatId: session.beta.phone, text } })
+        await eventually(
+          () => gateway.call("GET", `/api/sessions/${session.beta.id}/messages?direction=in`),
+          (r) => r.body.data.some((m: { text: string }) => m.text === text)
+        )
+      })
+    }
+  }, 120_000)
 })
