@@ -2,6 +2,7 @@ import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Mailbox, O
 import { MediaStore } from "../layers/media/MediaStore.js"
 import { AuthRepo } from "../layers/store/AuthRepo.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
+import { untilStoreIsBack } from "../layers/store/outage.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
 import { Conflict, type EngineCallError, toApiError } from "../services/Errors.js"
@@ -177,7 +178,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         yield* conn.events.pipe(
           Stream.takeUntil((event) => event._tag === "Closed"),
           Stream.runForEach((event) =>
-            event._tag === "Closed" ? Effect.sync(() => void (reason = event.reason)) : untilStored(handle(event))
+            event._tag === "Closed" ? Effect.sync(() => void (reason = event.reason)) : untilStoreIsBack(handle(event), "an event from the network")
           )
         )
         const since = yield* Ref.get(readySince)
@@ -287,28 +288,6 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     yield* commandLoop
     yield* refuseRemaining(mailbox)
   }).pipe(Effect.scoped, Effect.annotateLogs("sessionId", handle.sessionId))
-
-/** The Store could not be reached (the repositories turn its errors into defects). */
-class StoreOutage extends Data.TaggedError("StoreOutage")<{ readonly cause: unknown }> {}
-
-const isStoreOutage = (defect: unknown) =>
-  typeof defect === "object" && defect !== null && (defect as { readonly _tag?: unknown })._tag === "SqlError"
-
-/** Every 100 ms, doubling, at most every 5 s: for as long as the Store is down. */
-const storeRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
-
-/**
- * What the network handed over must not be lost because the Store is down for a moment (the
- * network counts it as delivered already): handling is retried until it is stored. Meanwhile
- * the session takes nothing else from its connection, which is the back-pressure wanted.
- */
-const untilStored = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  effect.pipe(
-    Effect.catchSomeDefect((defect) => isStoreOutage(defect) ? Option.some(Effect.fail(new StoreOutage({ cause: defect }))) : Option.none()),
-    Effect.tapError((error) => error instanceof StoreOutage ? Effect.logWarning("the Store is unreachable; holding an engine event until it is back") : Effect.void),
-    Effect.retry({ schedule: storeRetry, while: (error) => error instanceof StoreOutage }),
-    Effect.catchIf((error): error is StoreOutage => error instanceof StoreOutage, (outage) => Effect.die(outage.cause))
-  ) as Effect.Effect<A, E, R>
 
 /** The account is no longer linked: its credentials and the identity they carried are gone. */
 export const unlinkSession = (sessionId: string) =>

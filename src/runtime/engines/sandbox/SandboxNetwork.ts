@@ -1,6 +1,7 @@
 import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
 import type { Me } from "../../../services/Session.js"
 import type { MediaStore } from "../../../layers/media/MediaStore.js"
+import { untilStoreIsBack } from "../../../layers/store/outage.js"
 import {
   type CloseReason,
   EngineError,
@@ -178,7 +179,8 @@ const make = (options: SandboxNetworkOptions) =>
         // Ready. The window that remains: an event pulled (released, `delivered` scheduled) but
         // not yet stored by the consumer when the process dies is lost. Uninterruptible, so that
         // an interrupted consumer never releases an event without acknowledging it.
-        const pulled = (event: EngineEvent) => serialized(Effect.uninterruptible(switchboard.consumed(line, event)))
+        const pulled = (event: EngineEvent) =>
+          untilStoreIsBack(serialized(Effect.uninterruptible(switchboard.consumed(line, event))), "taking an event off the sandbox network")
         return {
           me,
           awaitClosed: Deferred.await(closed),

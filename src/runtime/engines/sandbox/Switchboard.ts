@@ -1,4 +1,5 @@
 import { Clock, Deferred, Duration, Effect, HashMap, Option, Queue, Ref, Scope } from "effect"
+import { untilStoreIsBack } from "../../../layers/store/outage.js"
 import { isStatusAdvance, type MessageStatus } from "../../../services/Message.js"
 import type { Me } from "../../../services/Session.js"
 import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
@@ -114,7 +115,8 @@ const switchboardOf = (state: {
     Effect.flatMap(({ dueAt, run }) =>
       Clock.currentTimeMillis.pipe(
         Effect.flatMap((now) => now < dueAt ? Effect.sleep(Duration.millis(dueAt - now)) : Effect.void),
-        Effect.zipRight(serialized(run))
+        // The network's bookkeeping is durable: an ack is held back, not dropped, while the Store is down.
+        Effect.zipRight(untilStoreIsBack(serialized(run), "the sandbox network's scheduled work"))
       )
     ),
     Effect.forever
