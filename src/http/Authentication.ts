@@ -13,7 +13,7 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
 }) {}
 
 /** `X-API-Key: <key>`, or else `Authorization: Bearer <key>`; empty when neither is sent. */
-const credentialOf = (request: HttpServerRequest.HttpServerRequest) =>
+export const credentialOf = (request: HttpServerRequest.HttpServerRequest) =>
   Option.getOrElse(
     Option.orElse(
       Headers.get(request.headers, "x-api-key"),

@@ -6,6 +6,7 @@ import { VERSION } from "../services/Health.js"
 import { SwitchboardApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { ErrorResponses } from "./ErrorResponses.js"
+import { RateLimiting } from "./RateLimiting.js"
 import { ChannelsHandlers, ContactsHandlers, GroupsHandlers, LabelsHandlers } from "./handlers/Directory.js"
 import { HealthHandlers } from "./handlers/Health.js"
 import { LiveEventsHandlers, WebhooksHandlers } from "./handlers/Webhooks.js"
@@ -40,9 +41,10 @@ const announceAddress = Layer.effectDiscard(
  * The REST server on `host:port`, with OpenAPI at /api/openapi.json and Swagger UI at /api/docs.
  * Its `HttpServer` stays in the output, so embedders and tests can read the bound address.
  */
-export const HttpServerLive = (options: { readonly port: number; readonly host: string }) =>
+export const HttpServerLive = (options: { readonly port: number; readonly host: string; readonly rateLimitPerMinute: number }) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiSwagger.layer({ path: "/api/docs" })),
+    Layer.provide(RateLimiting(options.rateLimitPerMinute)),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
     Layer.provide(ErrorResponses),
     Layer.provide(ApiLive),

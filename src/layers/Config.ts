@@ -23,6 +23,8 @@ export interface Settings {
   readonly sandboxBusiness: boolean
   readonly reconnect: ReconnectSettings
   readonly pacing: PacingSettings
+  /** Requests a minute per API key (per address without one); 0 = no limit. */
+  readonly rateLimitPerMinute: number
   readonly media: MediaSettings
   readonly webhooks: WebhookSettings
   readonly logLevel: LogLevel.LogLevel
@@ -90,6 +92,10 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
     maxAttempts: Config.integer("RECONNECT_MAX_ATTEMPTS").pipe(Config.withDefault(10)),
     healthyAfter: millis("RECONNECT_HEALTHY_AFTER_MS", 30_000)
   }),
+  rateLimitPerMinute: Config.integer("RATE_LIMIT_PER_MINUTE").pipe(
+    Config.validate({ message: "RATE_LIMIT_PER_MINUTE must be ≥ 0 (0 switches the limit off)", validation: (n) => n >= 0 }),
+    Config.withDefault(1200)
+  ),
   pacing: Config.all({
     sendsPerMinute: Config.integer("SEND_RATE_PER_MINUTE").pipe(
       Config.validate({ message: "SEND_RATE_PER_MINUTE must be ≥ 0 (0 switches pacing off)", validation: (n) => n >= 0 }),

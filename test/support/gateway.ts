@@ -27,6 +27,8 @@ export const testSettings = (overrides: Partial<Settings> = {}) =>
       sandboxPairDelay: Duration.millis(50),
       // Tests of other things should not wait for the send pacing; its own tests turn it on.
       pacing: { sendsPerMinute: 0 },
+      // Tests poll fast; the rate limiter's own tests turn it on.
+      rateLimitPerMinute: 0,
       ...overrides
     })
   })

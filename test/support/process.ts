@@ -13,7 +13,7 @@ import { makeCall, TEST_KEY, type TestGateway } from "./gateway.js"
 export const mainScript = fileURLToPath(new URL("../../dist/main.js", import.meta.url))
 
 /** Every setting the gateway reads; none is inherited from the environment of the test run. */
-const gatewayVariables = /^(PORT|HOST|DATA_DIR|DATABASE_URL|ENGINE|API_KEY|SANDBOX_.*|MEDIA_.*|INCOMING_MEDIA|WEBHOOK_.*|EVENT_RETENTION_HOURS|RECONNECT_.*|SEND_RATE_PER_MINUTE|LOG_LEVEL|LOG_FORMAT)$/
+const gatewayVariables = /^(PORT|HOST|DATA_DIR|DATABASE_URL|ENGINE|API_KEY|SANDBOX_.*|MEDIA_.*|INCOMING_MEDIA|WEBHOOK_.*|EVENT_RETENTION_HOURS|RECONNECT_.*|SEND_RATE_PER_MINUTE|RATE_LIMIT_PER_MINUTE|LOG_LEVEL|LOG_FORMAT)$/
 
 export interface ProcessExit {
   readonly code: number | null
@@ -92,6 +92,7 @@ const startOnce = (options: SpawnOptions): Promise<GatewayProcess> => {
     ENGINE: "sandbox",
     SANDBOX_PAIR_DELAY_MS: "50",
     SEND_RATE_PER_MINUTE: "0",
+    RATE_LIMIT_PER_MINUTE: "0",
     LOG_LEVEL: "Info",
     DATA_DIR: options.dataDir,
     ...options.env
