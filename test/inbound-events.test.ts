@@ -24,14 +24,22 @@ const inbound = (overrides: Partial<InboundMessage>): InboundMessage => ({
   ...overrides
 })
 
+/** A fresh Store (SQLite file, media directory, outbox) holding the linked session "s1". */
+const storeWithSession = Effect.gen(function*() {
+  const dataDir = tempDir()
+  const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
+  const insertSession = Layer.effectDiscard(Effect.flatMap(SessionRepo, (sessions) =>
+    sessions.insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))))
+  return insertSession.pipe(
+    Layer.provideMerge(Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), MediaStore.localDisk(`${dataDir}/media`)))
+  )
+})
+
 describe("inbound messages from an engine", () => {
   it.scoped("stores an unreadable message as unknown with its error, and takes the content when it is resent readable", () =>
     Effect.gen(function*() {
-      const dataDir = tempDir()
-      const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
-      const layer = Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), MediaStore.localDisk(`${dataDir}/media`))
+      const layer = yield* storeWithSession
       yield* Effect.gen(function*() {
-        yield* (yield* SessionRepo).insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))
         const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
         yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
         const context: InboundContext = {
@@ -65,11 +73,8 @@ describe("inbound messages from an engine", () => {
 
   it.scoped("keeps received media in the media store; a failed or oversized download keeps the message, marked", () =>
     Effect.gen(function*() {
-      const dataDir = tempDir()
-      const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
-      const layer = Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), MediaStore.localDisk(`${dataDir}/media`))
+      const layer = yield* storeWithSession
       yield* Effect.gen(function*() {
-        yield* (yield* SessionRepo).insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))
         const bytes = new Uint8Array([1, 2, 3, 4, 5])
         const downloads: Array<unknown> = []
         const context: InboundContext = {

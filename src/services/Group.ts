@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { GroupId, PersonIdFromInput } from "./Ids.js"
+import { PersonIdFromInput } from "./Ids.js"
 
 export const ParticipantRole = Schema.Literal("member", "admin", "superadmin")
 export type ParticipantRole = typeof ParticipantRole.Type
@@ -76,9 +76,5 @@ export const JoinGroupRequest = Schema.Struct({
     Schema.pattern(/^[0-9A-Za-z]{6,64}$/, { message: () => "an invite code (or https://chat.whatsapp.com/<code>)" })
   )
 })
-
-export const JoinResult = Schema.Struct({ groupId: Schema.String })
-
-export const GroupIdPath = GroupId
 
 export const inviteUrl = (code: string) => `https://chat.whatsapp.com/${code}`
