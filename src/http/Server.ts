@@ -1,12 +1,15 @@
-import { HttpApiBuilder, HttpApiSwagger, HttpServer } from "@effect/platform"
+import { type HttpApp, HttpApiBuilder, HttpApiSwagger, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Console, Layer } from "effect"
 import { createServer } from "node:http"
+import type { Settings } from "../layers/Config.js"
+import { networkList } from "../services/network/cidr.js"
 import { VERSION } from "../services/Health.js"
 import { SwitchboardApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { ErrorResponses } from "./ErrorResponses.js"
 import { RateLimiting } from "./RateLimiting.js"
+import { trackRequests } from "./RequestInfo.js"
 import { ChannelsHandlers, ContactsHandlers, GroupsHandlers, LabelsHandlers } from "./handlers/Directory.js"
 import { HealthHandlers } from "./handlers/Health.js"
 import { LiveEventsHandlers, WebhooksHandlers } from "./handlers/Webhooks.js"
@@ -41,8 +44,11 @@ const announceAddress = Layer.effectDiscard(
  * The REST server on `host:port`, with OpenAPI at /api/openapi.json and Swagger UI at /api/docs.
  * Its `HttpServer` stays in the output, so embedders and tests can read the bound address.
  */
-export const HttpServerLive = (options: { readonly port: number; readonly host: string; readonly rateLimitPerMinute: number }) =>
-  HttpApiBuilder.serve().pipe(
+export const HttpServerLive = (options: Settings) => {
+  const track = trackRequests(networkList(options.security.trustedProxies))
+  // Outermost last: every request gets its id and RequestInfo before anything else looks at it.
+  const pipeline = (app: HttpApp.Default) => track(app)
+  return HttpApiBuilder.serve(pipeline).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: "/api/docs" })),
     Layer.provide(RateLimiting(options.rateLimitPerMinute)),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
@@ -51,3 +57,4 @@ export const HttpServerLive = (options: { readonly port: number; readonly host: 
     Layer.provideMerge(announceAddress),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
   )
+}

@@ -2,6 +2,7 @@ import { Config, ConfigProvider, Context, Duration, Effect, Layer, LogLevel, Opt
 import * as path from "node:path"
 import type { PacingSettings } from "../runtime/Pacing.js"
 import type { ReconnectSettings } from "../runtime/ReconnectPolicy.js"
+import { cidrProblem, splitList } from "../services/network/cidr.js"
 
 /**
  * Every setting of the gateway, read from the environment in this one place. Secrets are
@@ -27,6 +28,11 @@ export interface Settings {
   readonly rateLimitPerMinute: number
   readonly media: MediaSettings
   readonly webhooks: WebhookSettings
+  readonly security: SecuritySettings
+  /** How long SIGTERM waits for in-flight requests and queued sends (`SHUTDOWN_TIMEOUT_MS`, default 30 s). */
+  readonly shutdownTimeout: Duration.Duration
+  /** The largest request body outside the media endpoints (`BODY_MAX_BYTES`, default 1 MiB) → 413. */
+  readonly bodyMaxBytes: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
 }
@@ -57,11 +63,32 @@ export interface WebhookSettings {
   readonly eventRetention: Duration.Duration
 }
 
+export interface SecuritySettings {
+  /** Networks allowed to call at all (`ALLOWED_CIDRS`); empty = any address. */
+  readonly allowedCidrs: ReadonlyArray<string>
+  /** Proxies whose `X-Forwarded-For` is believed (`TRUSTED_PROXIES`); empty = none. */
+  readonly trustedProxies: ReadonlyArray<string>
+  /** A bearer token for `GET /api/metrics` alone, for scrapers (`METRICS_TOKEN`). */
+  readonly metricsToken: Option.Option<Redacted.Redacted<string>>
+  /** How long audit records are kept (`AUDIT_RETENTION_DAYS`, default 90). */
+  readonly auditRetention: Duration.Duration
+}
+
 const millis = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.validate({ message: `${name} must be a number of milliseconds ≥ 0`, validation: (n) => n >= 0 }),
     Config.withDefault(fallback),
     Config.map(Duration.millis)
+  )
+
+const networks = (name: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(""),
+    Config.map(splitList),
+    Config.validate({
+      message: `${name} must list IPv4/IPv6 addresses or CIDRs, separated by commas`,
+      validation: (entries) => entries.every((entry) => cidrProblem(entry) === undefined)
+    })
   )
 
 export const settingsConfig: Config.Config<Settings> = Config.all({
@@ -129,6 +156,23 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
       Config.map(Duration.hours)
     )
   }),
+  security: Config.all({
+    allowedCidrs: networks("ALLOWED_CIDRS"),
+    trustedProxies: networks("TRUSTED_PROXIES"),
+    metricsToken: Config.option(Config.redacted("METRICS_TOKEN")).pipe(
+      Config.map(Option.filter((token) => Redacted.value(token).trim().length > 0))
+    ),
+    auditRetention: Config.integer("AUDIT_RETENTION_DAYS").pipe(
+      Config.validate({ message: "AUDIT_RETENTION_DAYS must be ≥ 1", validation: (n) => n >= 1 }),
+      Config.withDefault(90),
+      Config.map(Duration.days)
+    )
+  }),
+  shutdownTimeout: millis("SHUTDOWN_TIMEOUT_MS", 30_000),
+  bodyMaxBytes: Config.integer("BODY_MAX_BYTES").pipe(
+    Config.validate({ message: "BODY_MAX_BYTES must be a number of bytes ≥ 1024", validation: (n) => n >= 1024 }),
+    Config.withDefault(1024 * 1024)
+  ),
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("pretty" as const))
 }).pipe(
