@@ -3,6 +3,7 @@ import { DeliveryRepo } from "../../layers/store/DeliveryRepo.js"
 import { EventRepo } from "../../layers/store/EventRepo.js"
 import { makeTransactionally } from "../../layers/store/transaction.js"
 import { WebhookRepo } from "../../layers/store/WebhookRepo.js"
+import { Metrics, type MetricsService, type WebhookFailureReason } from "../../services/Metrics.js"
 import type { Delivery, DeliveryStatus } from "../../services/Webhook.js"
 import { type AttemptResult, type AttemptSettings, deliverOnce } from "./deliver.js"
 import { type RetrySchedule, retryDelay } from "./retrySchedule.js"
@@ -33,9 +34,16 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
     const deliveries = yield* DeliveryRepo
     const transactionally = yield* makeTransactionally
     const isoNow = Effect.map(Clock.currentTimeMillis, (now) => new Date(now).toISOString())
+    // The gateway's metrics; the dispatcher also runs without them (its own tests, benches).
+    const metrics = yield* Effect.serviceOption(Metrics)
+    const measure = (record: (metrics: MetricsService) => Effect.Effect<void>) =>
+      Option.match(metrics, { onNone: () => Effect.void, onSome: record })
+    const failureReason = (result: AttemptResult, mode: AttemptMode): WebhookFailureReason =>
+      result.statusCode === 410 ? "gone" : mode.scheduled ? "attempts_exhausted" : "test"
 
     const abandon = (delivery: DeliveryRef, reason: string) =>
       Effect.flatMap(isoNow, (at) => deliveries.abandon(delivery.id, reason, at)).pipe(
+        Effect.zipRight(measure((metrics) => metrics.recordWebhookFailure("abandoned"))),
         Effect.zipRight(Effect.logInfo("webhook delivery given up without an attempt").pipe(Effect.annotateLogs({ reason }))),
         Effect.as(Either.left(reason))
       )
@@ -66,6 +74,8 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
         const attempt = delivery.attempts + 1
         const result = yield* deliverOnce(webhook, event, attempt, settings)
         const next = yield* nextOf(result, attempt, webhook.maxAttempts, mode)
+        yield* measure((metrics) => metrics.recordWebhookAttempt(result))
+        if (next.status === "failed") yield* measure((metrics) => metrics.recordWebhookFailure(failureReason(result, mode)))
         const gone = result.statusCode === 410
         yield* transactionally(Effect.zipRight(
           deliveries.recordAttempt(delivery.id, {

@@ -1,0 +1,13 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Registry } from "prom-client"
+import { Authentication } from "./Authentication.js"
+
+/** The Prometheus text exposition format, version 0.0.4. */
+const Exposition = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: Registry.PROMETHEUS_CONTENT_TYPE }))
+
+export class MetricsGroup extends HttpApiGroup.make("metrics")
+  .add(HttpApiEndpoint.get("metrics", "/metrics").addSuccess(Exposition))
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "Prometheus metrics in the text format: sessions, messages, webhook deliveries, HTTP requests, the process.")
+{}

@@ -1,0 +1,7 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Metrics } from "../../services/Metrics.js"
+import { SwitchboardApi } from "../Api.js"
+
+export const MetricsHandlers = HttpApiBuilder.group(SwitchboardApi, "metrics", (handlers) =>
+  Effect.map(Metrics, (metrics) => handlers.handle("metrics", () => metrics.scrape)))
