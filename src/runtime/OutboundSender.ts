@@ -1,4 +1,4 @@
-import { Effect, Option, Queue, Schedule, Stream, SubscriptionRef } from "effect"
+import { Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { mediaKey, type MediaStoreService } from "../layers/media/MediaStore.js"
 import type { MessageRepo, MessageRow } from "../layers/store/MessageRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
@@ -13,6 +13,8 @@ export interface OutboundDeps {
   readonly readyConnection: SubscriptionRef.SubscriptionRef<Option.Option<EngineConnection>>
   readonly messages: MessageRepo
   readonly mediaStore: MediaStoreService
+  /** Kept at the number of sends in the lane (the one going out included), for a graceful shutdown. */
+  readonly queuedSends: Ref.Ref<number>
 }
 
 /** Transient engine errors are retried a few times before the message is marked failed. */
@@ -33,6 +35,9 @@ export const makeOutbound = (deps: OutboundDeps) =>
     const transactionally = yield* makeTransactionally
     const queue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
     const queued = new Set<string>()
+    const recount = Effect.suspend(() => Ref.set(deps.queuedSends, queued.size))
+    // A lane restarted after a crash starts empty; the unsent messages are queued again.
+    yield* recount
 
     /** The ready connection; usually there already, so look before subscribing to changes. */
     const awaitConnection: Effect.Effect<EngineConnection> = Effect.flatMap(
@@ -114,7 +119,7 @@ export const makeOutbound = (deps: OutboundDeps) =>
     return {
       /** The lane itself; runs until interrupted. */
       run: Queue.take(queue).pipe(
-        Effect.flatMap((messageId) => Effect.ensuring(sendOne(messageId), Effect.sync(() => queued.delete(messageId)))),
+        Effect.flatMap((messageId) => Effect.ensuring(sendOne(messageId), Effect.zipRight(Effect.sync(() => queued.delete(messageId)), recount))),
         Effect.forever
       ),
       /** Idempotent: a message already waiting is not queued twice. */
@@ -122,7 +127,7 @@ export const makeOutbound = (deps: OutboundDeps) =>
         Effect.suspend(() => {
           if (queued.has(messageId)) return Effect.void
           queued.add(messageId)
-          return Queue.offer(queue, messageId)
+          return Effect.zipRight(recount, Queue.offer(queue, messageId))
         })
     }
   })

@@ -54,6 +54,8 @@ export interface SessionActorHandle {
   readonly sessionId: string
   readonly mailbox: Mailbox.Mailbox<ActorCommand>
   readonly state: SubscriptionRef.SubscriptionRef<ActorState>
+  /** Accepted sends waiting in the outbound lane (the one going out included). */
+  readonly queuedSends: Ref.Ref<number>
 }
 
 export const makeHandle = (sessionId: string, status: SessionStatus, lastError: LastError | null) =>
@@ -61,7 +63,8 @@ export const makeHandle = (sessionId: string, status: SessionStatus, lastError: 
     return {
       sessionId,
       mailbox: yield* Mailbox.make<ActorCommand>(),
-      state: yield* SubscriptionRef.make<ActorState>({ status, qr: Option.none(), lastError })
+      state: yield* SubscriptionRef.make<ActorState>({ status, qr: Option.none(), lastError }),
+      queuedSends: yield* Ref.make(0)
     } satisfies SessionActorHandle
   })
 
@@ -93,7 +96,7 @@ export interface ActorSettings {
 
 export const runSessionActor = (handle: SessionActorHandle, { media, pacing, reconnect }: ActorSettings) =>
   Effect.gen(function*() {
-    const { sessionId, mailbox, state } = handle
+    const { sessionId, mailbox, state, queuedSends } = handle
     const engine = yield* Engine
     const sessions = yield* SessionRepo
     const messages = yield* MessageRepo
@@ -224,7 +227,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
           ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
           : Effect.void)
 
-    const outbound = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore })
+    const outbound = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends })
     yield* Effect.forkScoped(reportingCrash(outbound.run))
     for (const row of yield* messages.listUnsent(sessionId)) yield* outbound.enqueue(row.id)
 

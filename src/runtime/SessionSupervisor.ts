@@ -9,12 +9,14 @@ import {
   FiberMap,
   Layer,
   Option,
+  Ref,
   Schedule,
   Stream,
   SubscriptionRef,
   SynchronizedRef
 } from "effect"
 import { MediaStore } from "../layers/media/MediaStore.js"
+import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
 import { type EngineCallError, EngineTimeout } from "../services/Errors.js"
@@ -73,6 +75,15 @@ export interface SessionSupervisorService {
   readonly restore: Effect.Effect<number>
   /** Ids of the sessions whose actors are alive. */
   readonly running: Effect.Effect<ReadonlyArray<string>>
+  /** Commands waiting in each running session's mailbox, by session id (for the metrics). */
+  readonly mailboxDepths: Effect.Effect<ReadonlyMap<string, number>>
+  /**
+   * What ready sessions have yet to send, for a graceful shutdown: `queued`, the sends in their
+   * lanes (held by the pacing, going out, or just handed over); `unacknowledged`, every accepted
+   * send the network has not acknowledged yet (`pending` in the Store). Other sessions' sends
+   * wait in the Store until those sessions are ready again.
+   */
+  readonly outgoing: Effect.Effect<{ readonly queued: number; readonly unacknowledged: number }>
 }
 
 /**
@@ -95,6 +106,7 @@ const make = (settings: ActorSettings) =>
     const events = yield* Events
     const engine = yield* Engine
     const mediaStore = yield* MediaStore
+    const messages = yield* MessageRepo
     const transactionally = yield* makeTransactionally
     const fibers = yield* FiberMap.make<string>()
     const handles = yield* SynchronizedRef.make(new Map<string, SessionActorHandle>())
@@ -259,7 +271,19 @@ const make = (settings: ActorSettings) =>
         if (rows.length > 0) yield* Effect.logInfo(`restored ${rows.length} session(s)`)
         return rows.length
       }),
-      running: Effect.map(SynchronizedRef.get(handles), (map) => Array.from(map.keys()))
+      running: Effect.map(SynchronizedRef.get(handles), (map) => Array.from(map.keys())),
+      mailboxDepths: Effect.map(SynchronizedRef.get(handles), (map) =>
+        new Map(Array.from(map, ([sessionId, handle]) => [sessionId, Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)]))),
+      outgoing: Effect.gen(function*() {
+        const ready: Array<string> = []
+        let queued = 0
+        for (const handle of (yield* SynchronizedRef.get(handles)).values()) {
+          if ((yield* SubscriptionRef.get(handle.state)).status !== "ready") continue
+          ready.push(handle.sessionId)
+          queued += (yield* Ref.get(handle.queuedSends)) + Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)
+        }
+        return { queued, unacknowledged: yield* messages.countUnsent(ready) }
+      })
     }
     return service
   })

@@ -1,5 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { Lifecycle } from "../../runtime/Lifecycle.js"
 import { ServiceUnavailable } from "../../services/Errors.js"
 import { Health } from "../../services/Health.js"
 import { SwitchboardApi } from "../Api.js"
@@ -7,12 +8,18 @@ import { SwitchboardApi } from "../Api.js"
 export const HealthHandlers = HttpApiBuilder.group(SwitchboardApi, "health", (handlers) =>
   Effect.gen(function*() {
     const health = yield* Health
+    const lifecycle = yield* Lifecycle
     return handlers
       .handle("health", () => health.report)
       .handle("live", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () =>
-        Effect.flatMap(health.report, (report) =>
-          report.status === "ok"
-            ? Effect.succeed({ status: "ready" as const })
-            : Effect.fail(new ServiceUnavailable({ code: "SERVICE_UNAVAILABLE", message: `not ready: ${report.status}`, details: report.checks }))))
+        Effect.gen(function*() {
+          // A draining gateway is alive but takes no new work: balancers should stop sending.
+          if (yield* lifecycle.draining) {
+            return yield* new ServiceUnavailable({ code: "SERVICE_UNAVAILABLE", message: "not ready: shutting down" })
+          }
+          const report = yield* health.report
+          if (report.status === "ok") return { status: "ready" as const }
+          return yield* new ServiceUnavailable({ code: "SERVICE_UNAVAILABLE", message: `not ready: ${report.status}`, details: report.checks })
+        }))
   }))

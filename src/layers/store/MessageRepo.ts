@@ -149,6 +149,18 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
       Effect.orDie
     )
 
+    /** How many of those the given sessions have, together (what a graceful shutdown waits for). */
+    const countUnsent = Effect.fn("MessageRepo.countUnsent")(
+      (sessionIds: ReadonlyArray<string>) =>
+        sessionIds.length === 0
+          ? Effect.succeed(0)
+          : sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM messages
+            WHERE session_id IN ${sql.in(sessionIds)} AND from_me = 1 AND status = ${"pending"}`.pipe(
+            Effect.map(([row]) => fromCount(row?.total))
+          ),
+      Effect.orDie
+    )
+
     const countBySession = Effect.fn("MessageRepo.countBySession")(
       (sessionId: string) =>
         sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM messages WHERE session_id = ${sessionId}`.pipe(
@@ -202,6 +214,7 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
       list,
       updateStatus,
       listUnsent,
+      countUnsent,
       countBySession
     } as const
   })

@@ -59,7 +59,7 @@ export const SqliteStoreLive = (
   const client = Layer.unwrapEffect(
     Effect.as(ensureParentDirectory(filename), Layer.orDie(SqliteClient.layer({ filename })))
   )
-  const prepared = Layer.effectDiscard(Effect.gen(function*() {
+  const prepared = Layer.scopedDiscard(Effect.gen(function*() {
     const sql = yield* SqliteClient.SqliteClient
     // Pragmas are per connection and no-ops inside a transaction, so they go first. PRAGMA
     // takes no bound parameters, hence `unsafe` with our own constant.
@@ -67,6 +67,9 @@ export const SqliteStoreLive = (
     yield* sql`PRAGMA foreign_keys = ON`
     yield* sql`PRAGMA synchronous = NORMAL`
     yield* runMigrations
+    // At shutdown, before the client closes the file: fold the WAL into the database, so the
+    // file is complete on its own (for a backup or a copy) and the next start replays nothing.
+    yield* Effect.addFinalizer(() => Effect.ignore(sql`PRAGMA wal_checkpoint(TRUNCATE)`))
   }))
   return Layer.provideMerge(prepared, client)
 }

@@ -1,0 +1,43 @@
+import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { Lifecycle } from "../runtime/Lifecycle.js"
+import { toErrorBody } from "../services/Errors.js"
+import { CurrentRequest } from "./RequestInfo.js"
+
+/** Probes keep their answers during a drain: readiness turning 503 is how a balancer learns to stop. */
+const isHealthCheck = (pathname: string) => pathname.startsWith("/api/health")
+
+/** Server-sent events never end on their own; the drain does not wait for them. */
+const isEventStream = (response: HttpServerResponse.HttpServerResponse) =>
+  response.headers["content-type"]?.startsWith("text/event-stream") === true
+
+const shuttingDown = HttpServerResponse.unsafeJson(
+  toErrorBody(503, { code: "SERVICE_UNAVAILABLE", message: "the gateway is shutting down; try again shortly" }),
+  { status: 503, headers: { connection: "close" } }
+)
+
+/**
+ * Graceful shutdown at the door (see `Lifecycle`). While the gateway drains, a new request
+ * other than a health check is answered 503 at once, and every answer closes its connection,
+ * so clients and proxies reconnect elsewhere; requests already running are counted, so the
+ * drain can wait for them.
+ */
+export const drainRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest | Lifecycle> =>
+  Effect.gen(function*() {
+    const lifecycle = yield* Lifecycle
+    const { pathname } = yield* CurrentRequest
+    // The server writes the router's answer before `app` returns: what the answer needs is
+    // decided in pre-response handlers.
+    const closingWhileDraining = HttpApp.withPreResponseHandler((_request, response) =>
+      Effect.map(lifecycle.draining, (draining) => (draining ? HttpServerResponse.setHeader(response, "connection", "close") : response))
+    )
+    if (isHealthCheck(pathname)) return yield* closingWhileDraining(app)
+    return yield* lifecycle.serve(
+      (detach) =>
+        app.pipe(
+          HttpApp.withPreResponseHandler((_request, response) => Effect.as(isEventStream(response) ? detach : Effect.void, response)),
+          closingWhileDraining
+        ),
+      Effect.succeed(shuttingDown)
+    )
+  })
