@@ -26,4 +26,5 @@ const migrateCommand = (argv: ReadonlyArray<string>) =>
   })
 
 const [command, ...rest] = process.argv.slice(2)
-NodeRuntime.runMain(command === "migrate" ? migrateCommand(rest) : serve)
+// The gateway logs through the logger LOG_FORMAT chose, instead of (not beside) runMain's pretty one.
+NodeRuntime.runMain(command === "migrate" ? migrateCommand(rest) : serve, { disablePrettyLogger: command !== "migrate" })

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerResponse, Multipart } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
 import { toErrorBody } from "../services/Errors.js"
 
@@ -27,6 +27,18 @@ export const describeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyAr
   return { message, details }
 }
 
+/**
+ * Writing a file part reports its stream's failure as an InternalError around it: on Node the
+ * cause is the parser's own `ReachedLimit`, which is what says the file was too large.
+ */
+export const multipartReason = (error: Multipart.MultipartError): Multipart.MultipartError["reason"] => {
+  const cause = error.cause as { readonly _tag?: unknown; readonly limit?: unknown } | null | undefined
+  if (error.reason !== "InternalError" || typeof cause !== "object" || cause === null) return error.reason
+  if (cause instanceof Multipart.MultipartError) return multipartReason(cause)
+  if (cause._tag !== "ReachedLimit") return error.reason
+  return cause.limit === "MaxPartSize" ? "FileTooLarge" : cause.limit === "MaxTotalSize" ? "BodyTooLarge" : error.reason
+}
+
 const refusalOf = (error: unknown): Refusal | undefined => {
   if (error instanceof HttpApiError.HttpApiDecodeError) {
     const { details, message } = describeIssues(error.issues)
@@ -42,8 +54,16 @@ const refusalOf = (error: unknown): Refusal | undefined => {
       return { status: 404, code: "ROUTE_NOT_FOUND", message: `no route for ${error.request.method} ${new URL(error.request.url, "http://x").pathname}` }
     }
     if (error._tag === "RequestError") {
-      return { status: 400, code: "VALIDATION_FAILED", message: "the request body could not be read (malformed JSON?)" }
+      return { status: 400, code: "VALIDATION_FAILED", message: error.description ?? "the request body could not be read (malformed JSON?)" }
     }
+  }
+  // A multipart body sent to an endpoint that takes JSON is read before the schema refuses it.
+  if (error instanceof Multipart.MultipartError) {
+    const reason = multipartReason(error)
+    if (reason === "BodyTooLarge" || reason === "FileTooLarge") {
+      return { status: 413, code: "PAYLOAD_TOO_LARGE", message: "the request body is too large" }
+    }
+    return { status: 400, code: "VALIDATION_FAILED", message: `the multipart body could not be read (${reason})` }
   }
   return undefined
 }

@@ -1,5 +1,4 @@
-import { Headers, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import type { HttpApp } from "@effect/platform"
+import { Headers, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Option } from "effect"
 import { isIP } from "node:net"
 import type { Principal } from "../services/ApiKeys.js"
@@ -79,7 +78,7 @@ export const trackRequests = (trustedProxies: NetworkList) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const pathname = new URL(request.url, "http://gateway").pathname
-    const matched = matchRoute(request.method, pathname)
+    const matched = matchRoute(request.method, request.url)
     const info: RequestInfo = {
       requestId: requestIdOf(request),
       clientIp: clientAddress(
@@ -95,9 +94,14 @@ export const trackRequests = (trustedProxies: NetworkList) =>
       principal: undefined,
       rateLimit: undefined
     }
+    const withHeaders = (response: HttpServerResponse.HttpServerResponse) =>
+      HttpServerResponse.setHeaders(response, { "x-request-id": info.requestId, ...rateLimitHeaders(info.rateLimit) })
+    // The server writes the router's answer before `app` returns, so the headers go on in a
+    // pre-response handler; an answer made by a wrapper inside comes back here unwritten.
     const response = yield* app.pipe(
+      HttpApp.withPreResponseHandler((_request, response) => Effect.succeed(withHeaders(response))),
       Effect.provideService(CurrentRequest, info),
       Effect.annotateLogs({ requestId: info.requestId })
     )
-    return HttpServerResponse.setHeaders(response, { "x-request-id": info.requestId, ...rateLimitHeaders(info.rateLimit) })
+    return withHeaders(response)
   })

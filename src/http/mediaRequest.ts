@@ -1,10 +1,12 @@
 import { type FileSystem, HttpApiSchema, HttpIncomingMessage, type HttpServerRequest, Multipart, type Path } from "@effect/platform"
+import { NodeHttpServerRequest, NodeMultipart } from "@effect/platform-node"
 import { Chunk, Effect, Option, ParseResult, Schema, type Scope, Stream } from "effect"
 import * as fs from "node:fs/promises"
 import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../services/Errors.js"
 import { ChatIdFromInput } from "../services/Ids.js"
 import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest } from "../services/Message.js"
-import { describeIssues } from "./ErrorResponses.js"
+import { describeIssues, multipartReason } from "./ErrorResponses.js"
+import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js"
 
 /**
  * The body of a media send (`send-image`, `send-video`, `send-audio`, `send-document`), as JSON
@@ -29,7 +31,7 @@ export const SendMediaForm = HttpApiSchema.Multipart(MediaForm)
 export const SendMediaPayload = Schema.Union(SendMediaRequest, SendMediaForm)
 
 /** base64 is 4/3 of the bytes; the JSON around it gets a generous megabyte. */
-const jsonBodyLimit = (maxBytes: number) => Math.ceil(maxBytes / 3) * 4 + 1024 * 1024
+export const mediaJsonBodyLimit = (maxBytes: number) => Math.ceil(maxBytes / 3) * 4 + 1024 * 1024
 
 const tooLarge = (maxBytes: number) =>
   new PayloadTooLarge({ code: "PAYLOAD_TOO_LARGE", message: `media may be at most ${maxBytes} bytes (MEDIA_MAX_BYTES)` })
@@ -62,36 +64,30 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number, r
 
 const fromJson = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
   Effect.gen(function*() {
-    const body = yield* readBody(request, jsonBodyLimit(maxBytes), tooLarge(maxBytes))
+    const body = yield* readBody(request, mediaJsonBodyLimit(maxBytes), tooLarge(maxBytes))
     const parsed = yield* Effect.try({ try: () => JSON.parse(body.toString("utf8")) as unknown, catch: () => invalid("the body is not valid JSON") })
+    if (isTooDeep(parsed)) return yield* invalid(`the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`)
     const payload = yield* decodeOrRefuse(SendMediaRequest, parsed)
     return toInput(kind, payload, payload.media)
   })
 
-/**
- * Writing a file part reports its stream's failure as an InternalError around it: on Node the
- * cause is the parser's own `ReachedLimit`, which is what says the file was too large.
- */
-const reasonOf = (error: Multipart.MultipartError): Multipart.MultipartError["reason"] => {
-  const cause = error.cause as { readonly _tag?: unknown; readonly limit?: unknown } | null | undefined
-  if (error.reason !== "InternalError" || typeof cause !== "object" || cause === null) return error.reason
-  if (cause instanceof Multipart.MultipartError) return reasonOf(cause)
-  if (cause._tag !== "ReachedLimit") return error.reason
-  return cause.limit === "MaxPartSize" ? "FileTooLarge" : cause.limit === "MaxTotalSize" ? "BodyTooLarge" : error.reason
-}
-
 const fromMultipart = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
   Effect.gen(function*() {
-    const form = yield* request.multipart.pipe(
+    const boundary = boundaryOf(request.headers["content-type"])
+    if (boundary === undefined) return yield* invalid("a multipart/form-data body needs a boundary in its Content-Type")
+    const guard = new ClosingGuard(boundary)
+    const body = NodeHttpServerRequest.toIncomingMessage(request).pipe(guard)
+    const form = yield* NodeMultipart.persisted(body, request.headers).pipe(
       Multipart.withLimits({ maxFileSize: Option.some(maxBytes), maxFieldSize: 64 * 1024, maxParts: Option.some(16) }),
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes + 1024 * 1024)),
       Effect.mapError((error) => {
-        const reason = reasonOf(error)
+        const reason = multipartReason(error)
         return reason === "FileTooLarge" || reason === "BodyTooLarge"
           ? tooLarge(maxBytes)
           : invalid(`the multipart body could not be read (${reason})`)
       })
     )
+    if (!guard.sawClose) return yield* invalid("the multipart body ends before its closing boundary")
     const payload = yield* decodeOrRefuse(MediaForm, form)
     const data = yield* Effect.tryPromise({
       try: () => fs.readFile(payload.file.path),

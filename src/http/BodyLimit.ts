@@ -1,0 +1,115 @@
+import { HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, Either, Option, Stream } from "effect"
+import type { IncomingMessage } from "node:http"
+import { toErrorBody } from "../services/Errors.js"
+import { boundaryOf, isClosed, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js"
+import { mediaJsonBodyLimit } from "./mediaRequest.js"
+import { CurrentRequest } from "./RequestInfo.js"
+
+/** The media sends read their body themselves, under MEDIA_MAX_BYTES (`mediaRequest.ts`). */
+const mediaSends = new Set(["sendImage", "sendVideo", "sendAudio", "sendDocument"])
+
+/**
+ * The refusal of a body over `maxBytes`. The connection is closed after it: the rest of the
+ * body is never read, so the connection could not carry another request anyway.
+ */
+const payloadTooLarge = (maxBytes: number, setting: string) =>
+  HttpServerResponse.unsafeJson(
+    toErrorBody(413, {
+      code: "PAYLOAD_TOO_LARGE",
+      message: `the request body may be at most ${maxBytes} bytes (${setting})`,
+      details: { maxBytes }
+    }),
+    { status: 413, headers: { connection: "close" } }
+  )
+
+const unreadable = HttpServerResponse.unsafeJson(
+  toErrorBody(400, { code: "VALIDATION_FAILED", message: "the request body could not be read" }),
+  { status: 400, headers: { connection: "close" } }
+)
+
+/**
+ * The body, or `undefined` as soon as it grows past `limit`. Reading then stops without
+ * destroying the request (which would take the socket, and the 413, with it).
+ */
+const readUpTo = (request: HttpServerRequest.HttpServerRequest, source: IncomingMessage, limit: number) =>
+  Effect.async<Buffer | undefined, HttpServerError.RequestError>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      source.off("data", onData).off("end", onEnd).off("error", onError)
+    }
+    function onData(chunk: Buffer) {
+      size += chunk.length
+      if (size <= limit) return void chunks.push(chunk)
+      stop()
+      source.pause()
+      resume(Effect.succeed(undefined))
+    }
+    function onEnd() {
+      stop()
+      resume(Effect.succeed(Buffer.concat(chunks, size)))
+    }
+    function onError(cause: unknown) {
+      stop()
+      resume(Effect.fail(new HttpServerError.RequestError({ request, reason: "Decode", cause })))
+    }
+    source.on("data", onData).once("end", onEnd).once("error", onError)
+    return Effect.sync(stop)
+  })
+
+const bodyAccessors = new Set<PropertyKey>(["stream", "text", "json", "urlParamsBody", "arrayBuffer", "multipart", "multipartStream"])
+
+/**
+ * The request, its body served from `body` (already read). Everything else, and the Node
+ * response the server writes to, stays the original's.
+ */
+const withBody = (request: HttpServerRequest.HttpServerRequest, body: Buffer): HttpServerRequest.HttpServerRequest => {
+  const replay = HttpServerRequest.fromWeb(new Request("http://gateway/", { method: "POST", body })).modify({ headers: request.headers })
+  // as Node's reader does: an empty body is `null` to the schema, not malformed JSON
+  const json = body.length === 0 ? Effect.succeed(null) : Effect.filterOrFail(replay.json, (value) => !isTooDeep(value), () =>
+    new HttpServerError.RequestError({ request, reason: "Decode", description: `the JSON body nests more than ${MAX_JSON_DEPTH} levels deep` }))
+  // the parser would wait forever for the rest of a truncated multipart body (bodyGuards.ts)
+  const boundary = boundaryOf(request.headers["content-type"])
+  const truncated = boundary !== undefined && !isClosed(body, boundary)
+  const refusal = new Multipart.MultipartError({ reason: "Parse", cause: "the body ends before its closing boundary" })
+  return new Proxy(request, {
+    get: (target, key) => {
+      if (key === "json") return json
+      if (truncated && key === "multipart") return Effect.fail(refusal)
+      if (truncated && key === "multipartStream") return Stream.fail(refusal)
+      if (bodyAccessors.has(key)) return Reflect.get(replay, key, replay)
+      if (key === "modify") return (options: Parameters<typeof target.modify>[0]) => withBody(target.modify(options), body)
+      return Reflect.get(target, key, target)
+    }
+  })
+}
+
+/**
+ * Caps every request body at `bodyMaxBytes` (a bulk send, which may carry media, at what one
+ * JSON media send takes). A declared `Content-Length` over the cap is refused before anything
+ * is read; any other body is read up to the cap, and the handler gets it from memory. The
+ * media sends enforce MEDIA_MAX_BYTES themselves; `MaxBodySize` bounds whatever else reads.
+ */
+export const limitBodies = (bodyMaxBytes: number, mediaMaxBytes: number) =>
+<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest> =>
+  Effect.gen(function*() {
+    const { route } = yield* CurrentRequest
+    const name = route?.group === "messages" ? route.name : undefined
+    const mediaSend = name !== undefined && mediaSends.has(name)
+    const bulk = name === "sendBulk"
+    const limit = mediaSend || bulk ? mediaJsonBodyLimit(mediaMaxBytes) : bodyMaxBytes
+    const capped = HttpIncomingMessage.withMaxBodySize(Option.some(limit))
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (mediaSend || !HttpMethod.hasBody(request.method)) return yield* capped(app)
+    // Read even when no route matched: a limit is no limit if some spelling of a path dodges it.
+    const setting = bulk ? "MEDIA_MAX_BYTES" : "BODY_MAX_BYTES"
+    if (Number(request.headers["content-length"] ?? 0) > limit) return payloadTooLarge(limit, setting)
+    const body = yield* readUpTo(request, NodeHttpServerRequest.toIncomingMessage(request), limit).pipe(Effect.either)
+    // the client went away mid-body: no one will read the answer
+    if (Either.isLeft(body)) return unreadable
+    if (body.right === undefined) return payloadTooLarge(limit, setting)
+    return yield* app.pipe(capped, Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(request, body.right)))
+  })
