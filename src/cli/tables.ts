@@ -31,5 +31,6 @@ export const tables: ReadonlyArray<TableSpec> = [
   { name: "events", key: ["id"] },
   { name: "webhooks", key: ["id"] },
   { name: "webhook_deliveries", key: ["id"] },
-  { name: "webhook_attempts", key: ["delivery_id", "attempt"] }
+  { name: "webhook_attempts", key: ["delivery_id", "attempt"] },
+  { name: "audit_log", key: ["id"] }
 ]

@@ -43,6 +43,8 @@ import {
 import { Authentication } from "./Authentication.js"
 import { ChannelsGroup, ContactsGroup, GroupsGroup, LabelsGroup } from "./DirectoryApi.js"
 import { SendMediaPayload } from "./mediaRequest.js"
+import { MetricsGroup } from "./MetricsApi.js"
+import { ApiKeysGroup, AuditGroup } from "./SecurityApi.js"
 import { LiveEventsGroup, WebhooksGroup } from "./WebhooksApi.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
@@ -192,6 +194,9 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .add(ContactsGroup)
   .add(WebhooksGroup)
   .add(LiveEventsGroup)
+  .add(MetricsGroup)
+  .add(ApiKeysGroup)
+  .add(AuditGroup)
   .addError(wireError(ValidationFailed))
   .addError(wireError(NotFound))
   .addError(wireError(Conflict))

@@ -6,12 +6,19 @@ import type { Settings } from "../layers/Config.js"
 import { networkList } from "../services/network/cidr.js"
 import { VERSION } from "../services/Health.js"
 import { SwitchboardApi } from "./Api.js"
+import { logRequests } from "./AccessLog.js"
 import { AuthenticationLive } from "./Authentication.js"
+import { limitBodies } from "./BodyLimit.js"
+import { drainRequests } from "./Draining.js"
 import { ErrorResponses } from "./ErrorResponses.js"
-import { RateLimiting } from "./RateLimiting.js"
+import { auditRequests } from "./Auditing.js"
+import { networkAllowList } from "./NetworkAllowList.js"
 import { trackRequests } from "./RequestInfo.js"
+import { recordRequestMetrics } from "./RequestMetrics.js"
 import { ChannelsHandlers, ContactsHandlers, GroupsHandlers, LabelsHandlers } from "./handlers/Directory.js"
 import { HealthHandlers } from "./handlers/Health.js"
+import { MetricsHandlers } from "./handlers/Metrics.js"
+import { ApiKeysHandlers, AuditHandlers } from "./handlers/Security.js"
 import { LiveEventsHandlers, WebhooksHandlers } from "./handlers/Webhooks.js"
 import { MessagesHandlers } from "./handlers/Messages.js"
 import { SessionsHandlers } from "./handlers/Sessions.js"
@@ -27,7 +34,10 @@ export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
     LabelsHandlers,
     ContactsHandlers,
     WebhooksHandlers,
-    LiveEventsHandlers
+    LiveEventsHandlers,
+    MetricsHandlers,
+    ApiKeysHandlers,
+    AuditHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )
@@ -46,11 +56,11 @@ const announceAddress = Layer.effectDiscard(
  */
 export const HttpServerLive = (options: Settings) => {
   const track = trackRequests(networkList(options.security.trustedProxies))
+  const allowList = networkAllowList(networkList(options.security.allowedCidrs))
   // Outermost last: every request gets its id and RequestInfo before anything else looks at it.
-  const pipeline = (app: HttpApp.Default) => track(app)
+  const pipeline = (app: HttpApp.Default) => track(recordRequestMetrics(logRequests(auditRequests(allowList(drainRequests(limitBodies(options.bodyMaxBytes, options.media.maxBytes)(app)))))))
   return HttpApiBuilder.serve(pipeline).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: "/api/docs" })),
-    Layer.provide(RateLimiting(options.rateLimitPerMinute)),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
     Layer.provide(ErrorResponses),
     Layer.provide(ApiLive),

@@ -6,9 +6,11 @@ import { Engine } from "../runtime/Engine.js"
 import { BaileysEngineLive } from "../runtime/engines/baileys/BaileysEngine.js"
 import { SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
+import { Lifecycle } from "../runtime/Lifecycle.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { WebhookDispatcher } from "../runtime/webhooks/Dispatcher.js"
 import { ApiKeys } from "../services/ApiKeys.js"
+import { Audit } from "../services/Audit.js"
 import { Channels } from "../services/Channels.js"
 import { Contacts } from "../services/Contacts.js"
 import { Events } from "../services/Events.js"
@@ -18,6 +20,7 @@ import { LiveEvents } from "../services/LiveEvents.js"
 import { Webhooks } from "../services/Webhooks.js"
 import { Health } from "../services/Health.js"
 import { MediaIntake } from "../services/MediaIntake.js"
+import { Metrics } from "../services/Metrics.js"
 import { Messaging } from "../services/Messaging.js"
 import { Sessions } from "../services/Sessions.js"
 import { Cache } from "./cache/Cache.js"
@@ -47,7 +50,8 @@ export const storeFromSettings = (settings: Settings) =>
 
 /**
  * Switchboard without HTTP: the session runtime and its services, for embedding in another
- * Effect program. Restores the sessions that were running.
+ * Effect program. Restores the sessions that were running; closing its scope drains first
+ * (`Lifecycle`: queued sends go out, within `shutdownTimeout`).
  */
 export const SwitchboardCore = <EngineOut, E, R>(
   settings: Settings,
@@ -75,14 +79,18 @@ export const SwitchboardCore = <EngineOut, E, R>(
     Webhooks.layer,
     LiveEvents.layer,
     ApiKeys.layer,
+    Audit.layer,
     Health.layer
   ).pipe(
     Layer.provideMerge(MediaIntake.layer),
     Layer.provideMerge(WebhookDispatcher.layer()),
+    Layer.provideMerge(Metrics.layer),
     Layer.provideMerge(runtime)
   )
   const restore = Layer.effectDiscard(Effect.flatMap(SessionSupervisor, (supervisor) => supervisor.restore))
-  return Layer.provideMerge(restore, services)
+  // Acquired after the services, so closing the scope drains before any of them stops.
+  const lifecycle = Lifecycle.layer({ shutdownTimeout: settings.shutdownTimeout })
+  return restore.pipe(Layer.provideMerge(lifecycle), Layer.provideMerge(services))
 }
 
 /** The whole gateway: the core plus the REST server, with its admin key bootstrapped. */
@@ -91,7 +99,9 @@ export const SwitchboardServer = <EngineOut, E, R>(
   engine: Layer.Layer<Engine | EngineOut, E, R>
 ) => {
   const bootstrapKey = Layer.effectDiscard(Effect.flatMap(ApiKeys, (keys) => keys.bootstrap))
-  return HttpServerLive(settings).pipe(
+  // Acquired after the server, so the drain runs while the server still answers (503s, health).
+  return Lifecycle.drainOnClose.pipe(
+    Layer.provideMerge(HttpServerLive(settings)),
     Layer.provideMerge(bootstrapKey),
     Layer.provideMerge(SwitchboardCore(settings, engine))
   )

@@ -174,7 +174,7 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
     Config.withDefault(1024 * 1024)
   ),
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
-  logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("pretty" as const))
+  logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("json" as const))
 }).pipe(
   Config.map(({ databaseUrl, dataDir, ...rest }) => ({
     ...rest,

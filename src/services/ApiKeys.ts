@@ -1,18 +1,27 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Cache, Context, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Cache, Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../layers/Config.js"
-import { ApiKeyRepo } from "../layers/store/ApiKeyRepo.js"
-import { Unauthorized } from "./Errors.js"
+import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../layers/store/ApiKeyRepo.js"
+import type { ApiKey, CreateApiKeyRequest, CreatedApiKey, Role, UpdateApiKeyRequest } from "./ApiKey.js"
+import { Conflict, NotFound, Unauthorized, ValidationFailed } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
+import { type NetworkList, networkList } from "./network/cidr.js"
+import type { Page, PageRequest } from "./Pagination.js"
 
-export type Role = "admin" | "operator" | "viewer"
+export type { Role } from "./ApiKey.js"
 
-/** Who is calling: the key that authenticated the request. */
+/** Who is calling: the key that authenticated the request, with its limits. */
 export interface Principal {
   readonly keyId: string
   readonly name: string
   readonly role: Role
+  /** Session ids or names; `null`: every session. */
+  readonly allowedSessions: ReadonlyArray<string> | null
+  /** `null`: any address (within ALLOWED_CIDRS). */
+  readonly allowedIps: NetworkList | null
+  /** `null`: RATE_LIMIT_PER_MINUTE. */
+  readonly rateLimitPerMinute: number | null
 }
 
 export class CurrentPrincipal extends Context.Tag("switchboard/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
@@ -22,8 +31,17 @@ export const hashApiKey = (key: string) => createHash("sha256").update(key, "utf
 
 export const generateApiKey = () => `sb_${randomBytes(32).toString("base64url")}`
 
+/** Enough of a key to recognise it in a list, far too little to guess the rest (43 random characters). */
+const prefixOf = (key: string) => `${key.slice(0, 9)}…`
+
 export interface ApiKeysService {
   readonly authenticate: (key: string) => Effect.Effect<Principal, Unauthorized>
+  readonly create: (request: CreateApiKeyRequest) => Effect.Effect<CreatedApiKey, ValidationFailed>
+  readonly list: (page: Option.Option<PageRequest>) => Effect.Effect<Page<ApiKey>>
+  readonly get: (keyId: string) => Effect.Effect<ApiKey, NotFound>
+  readonly update: (keyId: string, request: UpdateApiKeyRequest) => Effect.Effect<ApiKey, NotFound | Conflict | ValidationFailed>
+  readonly revoke: (keyId: string) => Effect.Effect<ApiKey, NotFound | Conflict>
+  readonly remove: (keyId: string) => Effect.Effect<void, NotFound | Conflict>
   /**
    * Makes sure an admin key exists: `API_KEY` from the environment, or, on a first start with
    * no key at all, a generated one, printed once and written to `DATA_DIR/.api-key` (mode 0600).
@@ -36,6 +54,37 @@ export class ApiKeys extends Context.Tag("switchboard/ApiKeys")<ApiKeys, ApiKeys
 }
 
 const invalidKey = new Unauthorized({ code: "UNAUTHORIZED", message: "a valid API key is required (X-API-Key header)" })
+
+const statusOf = (row: ApiKeyRow, now: number): ApiKey["status"] =>
+  row.revokedAt !== null ? "revoked" : row.expiresAt !== null && Date.parse(row.expiresAt) <= now ? "expired" : "active"
+
+const toApiKey = (row: ApiKeyRow): ApiKey => ({
+  id: row.id,
+  name: row.name,
+  role: row.role,
+  status: statusOf(row, Date.now()),
+  prefix: row.prefix,
+  allowedSessions: row.allowedSessions,
+  allowedIps: row.allowedIps,
+  rateLimitPerMinute: row.rateLimitPerMinute,
+  expiresAt: row.expiresAt,
+  lastUsedAt: row.lastUsedAt,
+  revokedAt: row.revokedAt,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt
+})
+
+const expiryOf = (expiresAt: DateTime.Utc | null | undefined) =>
+  Effect.gen(function*() {
+    if (expiresAt === undefined || expiresAt === null) return expiresAt
+    if (DateTime.toEpochMillis(expiresAt) <= Date.now()) {
+      return yield* new ValidationFailed({ code: "VALIDATION_FAILED", message: "expiresAt must be in the future" })
+    }
+    return DateTime.formatIso(expiresAt)
+  })
+
+/** A key's last use is written at most this often: every request reads it, few need to write it. */
+const TOUCH_INTERVAL_MS = 60_000
 
 const make = Effect.gen(function*() {
   const repo = yield* ApiKeyRepo
@@ -51,6 +100,10 @@ const make = Effect.gen(function*() {
       name,
       role: "admin",
       keyHash: hashApiKey(key),
+      prefix: prefixOf(key),
+      allowedSessions: null,
+      allowedIps: null,
+      rateLimitPerMinute: null,
       createdAt: new Date().toISOString(),
       expiresAt: null
     })
@@ -78,22 +131,109 @@ const make = Effect.gen(function*() {
     )
   }).pipe(Effect.orDie)
 
-  // Every request authenticates: remember lookups briefly instead of querying each time.
-  // A revoked key stops working within the TTL (key management invalidates at once).
+  // Every request authenticates: remember lookups briefly instead of querying each time. Key
+  // management through this service forgets them at once; another gateway's change to a
+  // shared database is seen within the TTL.
   const lookups = yield* Cache.make({ capacity: 10_000, timeToLive: Duration.seconds(5), lookup: repo.findByHash })
+  const lastTouched = new Map<string, number>()
+
+  const touch = (keyId: string) => {
+    const now = Date.now()
+    if (now - (lastTouched.get(keyId) ?? 0) < TOUCH_INTERVAL_MS) return Effect.void
+    lastTouched.set(keyId, now)
+    return Effect.forkDaemon(Effect.ignore(repo.touch(keyId, new Date(now).toISOString())))
+  }
+
+  const authenticate = (key: string) =>
+    Effect.gen(function*() {
+      if (key.length === 0 || key.length > 512) return yield* Effect.fail(invalidKey)
+      const row = yield* lookups.get(hashApiKey(key))
+      if (Option.isNone(row)) return yield* Effect.fail(invalidKey)
+      const found = row.value
+      const status = statusOf(found, Date.now())
+      if (status === "revoked") return yield* new Unauthorized({ code: "UNAUTHORIZED", message: "this API key was revoked" })
+      if (status === "expired") return yield* new Unauthorized({ code: "UNAUTHORIZED", message: "this API key has expired" })
+      yield* touch(found.id)
+      return {
+        keyId: found.id,
+        name: found.name,
+        role: found.role,
+        allowedSessions: found.allowedSessions,
+        allowedIps: found.allowedIps === null ? null : networkList(found.allowedIps),
+        rateLimitPerMinute: found.rateLimitPerMinute
+      } satisfies Principal
+    })
+
+  const find = (keyId: string) =>
+    Effect.flatMap(repo.findById(keyId), Option.match({
+      onNone: () => Effect.fail(new NotFound({ code: "API_KEY_NOT_FOUND", message: `no API key ${keyId}` })),
+      onSome: Effect.succeed
+    }))
+
+  /** The last admin key that works cannot be revoked, removed, demoted or set to expire: nobody could manage keys after. */
+  const keepAnAdmin = (row: ApiKeyRow, losesAdmin: boolean) =>
+    Effect.gen(function*() {
+      if (!losesAdmin || row.role !== "admin" || statusOf(row, Date.now()) !== "active") return
+      if ((yield* repo.countUsableAdmins(new Date().toISOString(), row.id)) > 0) return
+      return yield* new Conflict({ code: "LAST_ADMIN_KEY", message: "this is the last working admin key; create another admin key first" })
+    })
+
+  const forgetLookups = lookups.invalidateAll
 
   const service: ApiKeysService = {
-    authenticate: (key) =>
+    authenticate,
+    create: (request) =>
       Effect.gen(function*() {
-        if (key.length === 0) return yield* Effect.fail(invalidKey)
-        const row = yield* lookups.get(hashApiKey(key))
-        if (Option.isNone(row)) return yield* Effect.fail(invalidKey)
-        const { id, name, role, expiresAt, revokedAt } = row.value
-        if (revokedAt !== null) return yield* Effect.fail(new Unauthorized({ code: "UNAUTHORIZED", message: "this API key was revoked" }))
-        if (expiresAt !== null && Date.parse(expiresAt) <= Date.now()) {
-          return yield* Effect.fail(new Unauthorized({ code: "UNAUTHORIZED", message: "this API key has expired" }))
+        const expiresAt = yield* expiryOf(request.expiresAt)
+        const key = generateApiKey()
+        const id = uuidv7()
+        yield* repo.insert({
+          id,
+          name: request.name,
+          role: request.role,
+          keyHash: hashApiKey(key),
+          prefix: prefixOf(key),
+          allowedSessions: request.allowedSessions ?? null,
+          allowedIps: request.allowedIps ?? null,
+          rateLimitPerMinute: request.rateLimitPerMinute ?? null,
+          createdAt: new Date().toISOString(),
+          expiresAt: expiresAt ?? null
+        })
+        return { ...toApiKey(yield* find(id).pipe(Effect.orDie)), key }
+      }),
+    list: (page) => Effect.map(repo.list(page), ({ items, total }) => ({ items: items.map(toApiKey), total })),
+    get: (keyId) => Effect.map(find(keyId), toApiKey),
+    update: (keyId, request) =>
+      Effect.gen(function*() {
+        const row = yield* find(keyId)
+        const expiresAt = yield* expiryOf(request.expiresAt)
+        const changes: ApiKeyChanges = {
+          ...(request.name === undefined ? {} : { name: request.name }),
+          ...(request.role === undefined ? {} : { role: request.role }),
+          ...(expiresAt === undefined ? {} : { expiresAt }),
+          ...(request.allowedSessions === undefined ? {} : { allowedSessions: request.allowedSessions }),
+          ...(request.allowedIps === undefined ? {} : { allowedIps: request.allowedIps }),
+          ...(request.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: request.rateLimitPerMinute })
         }
-        return { keyId: id, name, role }
+        const narrowsAdmin = (changes.role !== undefined && changes.role !== "admin") || typeof changes.expiresAt === "string" ||
+          (changes.allowedIps !== undefined && changes.allowedIps !== null)
+        yield* keepAnAdmin(row, narrowsAdmin)
+        yield* repo.update(keyId, changes, new Date().toISOString())
+        yield* forgetLookups
+        return toApiKey(yield* find(keyId))
+      }),
+    revoke: (keyId) =>
+      Effect.gen(function*() {
+        yield* keepAnAdmin(yield* find(keyId), true)
+        yield* repo.revoke(keyId, new Date().toISOString())
+        yield* forgetLookups
+        return toApiKey(yield* find(keyId))
+      }),
+    remove: (keyId) =>
+      Effect.gen(function*() {
+        yield* keepAnAdmin(yield* find(keyId), true)
+        yield* repo.remove(keyId)
+        yield* forgetLookups
       }),
     bootstrap
   }

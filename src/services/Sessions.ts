@@ -1,6 +1,6 @@
 import { Context, type Duration, Effect, Layer, Option, Stream } from "effect"
 import QRCode from "qrcode"
-import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
+import { type SessionFilter, SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { Conflict, type EngineCallError, type EngineTimeout, type NotFound } from "./Errors.js"
@@ -18,7 +18,7 @@ import {
 
 export interface SessionsService {
   readonly create: (request: CreateSessionRequest) => Effect.Effect<Session, Conflict>
-  readonly list: (filter: { readonly status?: SessionStatus | undefined }, page: Option.Option<PageRequest>) => Effect.Effect<Page<Session>>
+  readonly list: (filter: SessionFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Session>>
   readonly get: (sessionId: string) => Effect.Effect<Session, NotFound>
   readonly remove: (sessionId: string) => Effect.Effect<void, NotFound>
   readonly start: (sessionId: string) => Effect.Effect<Session, NotFound>

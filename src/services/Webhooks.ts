@@ -25,6 +25,8 @@ export interface WebhooksService {
   readonly deliveries: (webhookId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Delivery>, NotFound>
   /** Sends a delivery again, whatever became of it. */
   readonly redeliver: (deliveryId: string) => Effect.Effect<Delivery, NotFound>
+  /** The webhook a delivery belongs to. */
+  readonly webhookOfDelivery: (deliveryId: string) => Effect.Effect<Webhook, NotFound>
 }
 
 export class Webhooks extends Context.Tag("switchboard/Webhooks")<Webhooks, WebhooksService>() {
@@ -53,6 +55,12 @@ const make = Effect.gen(function*() {
 
   const found = (id: string) =>
     Effect.flatMap(repo.find(id), Option.match({ onNone: () => Effect.fail(webhookNotFound(id)), onSome: Effect.succeed }))
+
+  const foundDelivery = (deliveryId: string) =>
+    Effect.flatMap(deliveries.find(deliveryId), Option.match({
+      onNone: () => Effect.fail(new NotFound({ code: "DELIVERY_NOT_FOUND", message: `Delivery ${deliveryId} does not exist` })),
+      onSome: Effect.succeed
+    }))
 
   /**
    * The SSRF guard at create time (it runs again on every delivery): the URL must resolve, and
@@ -119,13 +127,12 @@ const make = Effect.gen(function*() {
     deliveries: (id, page) => Effect.zipRight(found(id), deliveries.list(id, page)),
     redeliver: (deliveryId) =>
       Effect.gen(function*() {
-        const delivery = yield* deliveries.find(deliveryId)
-        if (Option.isNone(delivery)) {
-          return yield* new NotFound({ code: "DELIVERY_NOT_FOUND", message: `Delivery ${deliveryId} does not exist` })
-        }
+        yield* foundDelivery(deliveryId)
         yield* dispatcher.redeliver(deliveryId)
         return Option.getOrThrow(yield* deliveries.find(deliveryId))
-      })
+      }),
+    webhookOfDelivery: (deliveryId) =>
+      Effect.flatMap(foundDelivery(deliveryId), (delivery) => Effect.map(found(delivery.webhookId), toWebhook))
   }
   return service
 })

@@ -1,6 +1,6 @@
 import { HttpServer } from "@effect/platform"
 import { afterAll, beforeAll } from "vitest"
-import { Context, Duration, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -41,11 +41,14 @@ export interface TestGateway {
   readonly call: (method: string, route: string, options?: { body?: unknown; key?: string | null; raw?: string; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>
 }
 
+/** In-process gateways log warnings and errors only: an access line per request would drown the test output. */
+const quietly = Logger.withMinimumLogLevel(LogLevel.Warning)
+
 /** A gateway on a loopback port with the sandbox engine and a fresh SQLite file, for one scope. */
 export const startGateway = (overrides: Partial<Settings> = {}): Effect.Effect<TestGateway, never, Scope.Scope> =>
   Effect.gen(function*() {
     const settings = yield* testSettings(overrides)
-    const context = yield* Layer.build(SwitchboardServer(settings, sandboxEngineLayer(settings))).pipe(Effect.orDie)
+    const context = yield* Layer.build(SwitchboardServer(settings, sandboxEngineLayer(settings))).pipe(quietly, Effect.orDie)
     return { ...served(context, settings), network: Context.get(context, SandboxNetwork) }
   })
 
@@ -56,7 +59,7 @@ export const startGatewayWith = (
 ): Effect.Effect<Omit<TestGateway, "network">, never, Scope.Scope> =>
   Effect.gen(function*() {
     const settings = yield* testSettings(overrides)
-    const context = yield* Layer.build(SwitchboardServer(settings, engine)).pipe(Effect.orDie)
+    const context = yield* Layer.build(SwitchboardServer(settings, engine)).pipe(quietly, Effect.orDie)
     return served(context, settings)
   })
 

@@ -1,7 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { toListBody } from "../../services/Pagination.js"
+import { CurrentPrincipal } from "../../services/ApiKeys.js"
 import { Sessions } from "../../services/Sessions.js"
+import { forbidden } from "../AccessPolicy.js"
 import { SwitchboardApi } from "../Api.js"
 import { pageRequest } from "../Pagination.js"
 
@@ -9,11 +11,21 @@ export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions",
   Effect.gen(function*() {
     const sessions = yield* Sessions
     return handlers
-      .handle("create", ({ payload }) => sessions.create(payload))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          // A key limited to some sessions may create one it names (by name): it can use it after.
+          const { allowedSessions } = yield* CurrentPrincipal
+          if (allowedSessions !== null && !allowedSessions.includes(payload.name)) {
+            return yield* forbidden(`this key may only create the sessions it names (allowedSessions)`)
+          }
+          return yield* sessions.create(payload)
+        }))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
           const page = yield* pageRequest(urlParams)
-          return toListBody(page, yield* sessions.list({ status: urlParams.status }, page))
+          const { allowedSessions } = yield* CurrentPrincipal
+          const only = allowedSessions === null ? {} : { only: allowedSessions }
+          return toListBody(page, yield* sessions.list({ status: urlParams.status, ...only }, page))
         }))
       .handle("get", ({ path }) => sessions.get(path.sessionId))
       .handle("remove", ({ path }) => sessions.remove(path.sessionId))

@@ -3,8 +3,11 @@ import { Effect, Option, Schema, Stream } from "effect"
 import { type DomainEvent, EventKind } from "../../services/Events.js"
 import { LiveEvents } from "../../services/LiveEvents.js"
 import { type Page, type PageRequest, toListBody } from "../../services/Pagination.js"
-import { ValidationFailed } from "../../services/Errors.js"
+import { type NotFound, ValidationFailed } from "../../services/Errors.js"
+import { CurrentPrincipal } from "../../services/ApiKeys.js"
+import type { Webhook } from "../../services/Webhook.js"
 import { Webhooks } from "../../services/Webhooks.js"
+import { requireEverySession, requireSession } from "../AccessPolicy.js"
 import { SwitchboardApi } from "../Api.js"
 import { pageRequest } from "../Pagination.js"
 
@@ -16,17 +19,28 @@ export const WebhooksHandlers = HttpApiBuilder.group(SwitchboardApi, "webhooks",
       query: { readonly page?: string | undefined; readonly limit?: string | undefined },
       list: (page: Option.Option<PageRequest>) => Effect.Effect<Page<A>, E>
     ) => Effect.flatMap(pageRequest(query), (page) => Effect.map(list(page), (found) => toListBody(page, found)))
+    /** A key limited to some sessions reaches their webhooks only; global webhooks hear every session. */
+    const mayUse = (webhook: Effect.Effect<Webhook, NotFound>) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        if (principal.allowedSessions === null) return
+        const { sessionId } = yield* webhook
+        yield* sessionId === null ? requireEverySession(principal) : requireSession(principal, sessionId)
+      })
+    const everySession = Effect.flatMap(CurrentPrincipal, requireEverySession)
+    const ofWebhook = (webhookId: string) => mayUse(webhooks.get(webhookId))
     return handlers
-      .handle("list", ({ urlParams }) => listed(urlParams, (page) => webhooks.list({ global: true }, page)))
-      .handle("create", ({ payload }) => webhooks.create(null, payload))
+      .handle("list", ({ urlParams }) => Effect.zipRight(everySession, listed(urlParams, (page) => webhooks.list({ global: true }, page))))
+      .handle("create", ({ payload }) => Effect.zipRight(everySession, webhooks.create(null, payload)))
       .handle("listForSession", ({ path, urlParams }) => listed(urlParams, (page) => webhooks.list({ sessionId: path.sessionId }, page)))
       .handle("createForSession", ({ path, payload }) => webhooks.create(path.sessionId, payload))
-      .handle("get", ({ path }) => webhooks.get(path.webhookId))
-      .handle("update", ({ path, payload }) => webhooks.update(path.webhookId, payload))
-      .handle("remove", ({ path }) => webhooks.remove(path.webhookId))
-      .handle("test", ({ path }) => webhooks.test(path.webhookId))
-      .handle("deliveries", ({ path, urlParams }) => listed(urlParams, (page) => webhooks.deliveries(path.webhookId, page)))
-      .handle("redeliver", ({ path }) => webhooks.redeliver(path.deliveryId))
+      .handle("get", ({ path }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.get(path.webhookId)))
+      .handle("update", ({ path, payload }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.update(path.webhookId, payload)))
+      .handle("remove", ({ path }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.remove(path.webhookId)))
+      .handle("test", ({ path }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.test(path.webhookId)))
+      .handle("deliveries", ({ path, urlParams }) =>
+        Effect.zipRight(ofWebhook(path.webhookId), listed(urlParams, (page) => webhooks.deliveries(path.webhookId, page))))
+      .handle("redeliver", ({ path }) => Effect.zipRight(mayUse(webhooks.webhookOfDelivery(path.deliveryId)), webhooks.redeliver(path.deliveryId)))
   }))
 
 /** A comment line every 15 s keeps proxies and load balancers from closing a quiet stream. */
@@ -52,6 +66,8 @@ export const LiveEventsHandlers = HttpApiBuilder.group(SwitchboardApi, "events",
             details: { known: EventKind.literals }
           })
         }
+        const principal = yield* CurrentPrincipal
+        yield* urlParams.sessionId === undefined ? requireEverySession(principal) : requireSession(principal, urlParams.sessionId)
         const lastEventId = Option.fromNullable(request.headers["last-event-id"]).pipe(Option.filter((id) => id.trim() !== ""))
         const events = live.stream({ sessionId: urlParams.sessionId, kinds: kinds?.filter(isEventKind) }, lastEventId).pipe(Stream.map(sseFrame))
         const heartbeat = Stream.tick(HEARTBEAT).pipe(Stream.map(() => encoder.encode(": keep-alive\n\n")))

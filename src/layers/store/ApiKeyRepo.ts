@@ -1,17 +1,29 @@
 import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Option } from "effect"
-import { fromCount } from "./columns.js"
+import type { Role } from "../../services/ApiKey.js"
+import type { PageRequest } from "../../services/Pagination.js"
+import { fromCount, fromJsonColumn, toJsonColumn } from "./columns.js"
+import { listByRootIds } from "./paging.js"
 
-import type { Role } from "../../services/ApiKeys.js"
+/** What a key may do besides its role: `null` means no limit of that kind. */
+export interface ApiKeyLimits {
+  /** Session ids or names the key may use. */
+  readonly allowedSessions: ReadonlyArray<string> | null
+  /** IPv4/IPv6 networks the key may be used from. */
+  readonly allowedIps: ReadonlyArray<string> | null
+  /** Its own requests-a-minute limit instead of RATE_LIMIT_PER_MINUTE (0 = none). */
+  readonly rateLimitPerMinute: number | null
+}
 
-export type ApiKeyRole = Role
-
-export interface NewApiKey {
+export interface NewApiKey extends ApiKeyLimits {
   readonly id: string
   readonly name: string
-  readonly role: ApiKeyRole
+  readonly role: Role
   /** Only the hash of a key is stored; the key itself is shown once, at creation. */
   readonly keyHash: string
+  /** The key's first characters, to tell keys apart in a list. */
+  readonly prefix: string | null
   readonly createdAt: string
   readonly expiresAt: string | null
 }
@@ -19,14 +31,22 @@ export interface NewApiKey {
 export interface ApiKeyRow extends NewApiKey {
   readonly lastUsedAt: string | null
   readonly revokedAt: string | null
+  readonly updatedAt: string
 }
+
+export type ApiKeyChanges = Partial<Pick<ApiKeyRow, "name" | "role" | "expiresAt" | keyof ApiKeyLimits>>
 
 interface ApiKeyRecord {
   readonly id: string
   readonly name: string
   readonly key_hash: string
-  readonly role: ApiKeyRole
+  readonly key_prefix: string | null
+  readonly role: Role
+  readonly allowed_sessions: string | null
+  readonly allowed_ips: string | null
+  readonly rate_limit_per_minute: unknown
   readonly created_at: string
+  readonly updated_at: string | null
   readonly last_used_at: string | null
   readonly expires_at: string | null
   readonly revoked_at: string | null
@@ -37,10 +57,24 @@ const fromRecord = (record: ApiKeyRecord): ApiKeyRow => ({
   name: record.name,
   role: record.role,
   keyHash: record.key_hash,
+  prefix: record.key_prefix,
+  allowedSessions: fromJsonColumn<ReadonlyArray<string>>(record.allowed_sessions),
+  allowedIps: fromJsonColumn<ReadonlyArray<string>>(record.allowed_ips),
+  rateLimitPerMinute: record.rate_limit_per_minute === null ? null : Number(record.rate_limit_per_minute),
   createdAt: record.created_at,
+  updatedAt: record.updated_at ?? record.created_at,
   lastUsedAt: record.last_used_at,
   expiresAt: record.expires_at,
   revokedAt: record.revoked_at
+})
+
+const changedColumns = (changes: ApiKeyChanges) => ({
+  ...(changes.name === undefined ? {} : { name: changes.name }),
+  ...(changes.role === undefined ? {} : { role: changes.role }),
+  ...(changes.expiresAt === undefined ? {} : { expires_at: changes.expiresAt }),
+  ...(changes.allowedSessions === undefined ? {} : { allowed_sessions: toJsonColumn(changes.allowedSessions) }),
+  ...(changes.allowedIps === undefined ? {} : { allowed_ips: toJsonColumn(changes.allowedIps) }),
+  ...(changes.rateLimitPerMinute === undefined ? {} : { rate_limit_per_minute: changes.rateLimitPerMinute })
 })
 
 export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKeyRepo", {
@@ -54,20 +88,73 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
             id: key.id,
             name: key.name,
             key_hash: key.keyHash,
+            key_prefix: key.prefix,
             role: key.role,
+            allowed_sessions: toJsonColumn(key.allowedSessions),
+            allowed_ips: toJsonColumn(key.allowedIps),
+            rate_limit_per_minute: key.rateLimitPerMinute,
             created_at: key.createdAt,
+            updated_at: key.createdAt,
             expires_at: key.expiresAt
           })
         }`.pipe(Effect.asVoid),
       Effect.orDie
     )
 
+    const findOne = (where: Fragment) =>
+      sql<ApiKeyRecord>`SELECT * FROM api_keys WHERE ${where}`.pipe(
+        Effect.map((records) => Option.map(Option.fromNullable(records[0]), fromRecord))
+      )
+
     /** Revoked and expired keys are found too: judging them is the caller's business. */
-    const findByHash = Effect.fn("ApiKeyRepo.findByHash")(
-      (keyHash: string) =>
-        sql<ApiKeyRecord>`SELECT * FROM api_keys WHERE key_hash = ${keyHash}`.pipe(
-          Effect.map((records) => Option.map(Option.fromNullable(records[0]), fromRecord))
-        ),
+    const findByHash = Effect.fn("ApiKeyRepo.findByHash")((keyHash: string) => findOne(sql`key_hash = ${keyHash}`), Effect.orDie)
+
+    const findById = Effect.fn("ApiKeyRepo.findById")((id: string) => findOne(sql`id = ${id}`), Effect.orDie)
+
+    /** Every key, oldest first, revoked and expired ones included. */
+    const list = Effect.fn("ApiKeyRepo.list")(
+      (page: Option.Option<PageRequest>) =>
+        listByRootIds(sql, {
+          table: "api_keys",
+          where: sql.literal("1 = 1"),
+          orderBy: sql.literal("created_at ASC, id ASC"),
+          page,
+          loadByIds: (ids) =>
+            Effect.map(sql<ApiKeyRecord>`SELECT * FROM api_keys WHERE id IN ${sql.in(ids)}`, (records) => records.map(fromRecord)),
+          idOf: (row) => row.id
+        }),
+      Effect.orDie
+    )
+
+    const update = Effect.fn("ApiKeyRepo.update")(
+      (id: string, changes: ApiKeyChanges, at: string) =>
+        sql`UPDATE api_keys SET ${sql.update({ ...changedColumns(changes), updated_at: at })} WHERE id = ${id}`.pipe(Effect.asVoid),
+      Effect.orDie
+    )
+
+    const revoke = Effect.fn("ApiKeyRepo.revoke")(
+      (id: string, at: string) =>
+        sql`UPDATE api_keys SET revoked_at = ${at}, updated_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(Effect.asVoid),
+      Effect.orDie
+    )
+
+    const remove = Effect.fn("ApiKeyRepo.remove")(
+      (id: string) => sql`DELETE FROM api_keys WHERE id = ${id}`.pipe(Effect.asVoid),
+      Effect.orDie
+    )
+
+    /** Records a use; cheap enough to call at most once a minute per key. */
+    const touch = Effect.fn("ApiKeyRepo.touch")(
+      (id: string, at: string) => sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`.pipe(Effect.asVoid),
+      Effect.orDie
+    )
+
+    /** Admin keys that work now (not revoked, not expired), except `exceptId`. */
+    const countUsableAdmins = Effect.fn("ApiKeyRepo.countUsableAdmins")(
+      (now: string, exceptId: string) =>
+        sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM api_keys
+          WHERE role = 'admin' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})
+            AND id <> ${exceptId}`.pipe(Effect.map(([row]) => fromCount(row?.total))),
       Effect.orDie
     )
 
@@ -90,6 +177,6 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
       Effect.orDie
     )
 
-    return { insert, findByHash, count, revokeNamedExcept } as const
+    return { insert, findByHash, findById, list, update, revoke, remove, touch, countUsableAdmins, count, revokeNamedExcept } as const
   })
 }) {}

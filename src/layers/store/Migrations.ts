@@ -7,6 +7,7 @@ import sandboxDirectory from "./migrations/0005_sandbox_directory.js"
 import directory from "./migrations/0006_directory.js"
 import webhooks from "./migrations/0007_webhooks.js"
 import postgresTextOrder from "./migrations/0008_postgres_text_order.js"
+import keysAndAudit from "./migrations/0009_keys_and_audit.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
@@ -22,7 +23,8 @@ export const migrations = Migrator.fromRecord({
   "0005_sandbox_directory": sandboxDirectory,
   "0006_directory": directory,
   "0007_webhooks": webhooks,
-  "0008_postgres_text_order": postgresTextOrder
+  "0008_postgres_text_order": postgresTextOrder,
+  "0009_keys_and_audit": keysAndAudit
 })
 
 /**

@@ -29,6 +29,8 @@ export type SessionPatch = Partial<
 
 export interface SessionFilter {
   readonly status?: SessionStatus | undefined
+  /** Only these sessions, each named by its id or its name. */
+  readonly only?: ReadonlyArray<string> | undefined
 }
 
 interface SessionRecord {
@@ -144,7 +146,14 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
       (filter: SessionFilter, page: Option.Option<PageRequest>): Effect.Effect<Page<SessionRow>, SqlError> =>
         listByRootIds(sql, {
           table: "sessions",
-          where: sql.and(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+          where: sql.and([
+            ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+            ...(filter.only === undefined
+              ? []
+              : filter.only.length === 0
+              ? [sql.literal("1 = 0")]
+              : [sql.or([sql`id IN ${sql.in(filter.only)}`, sql`name IN ${sql.in(filter.only)}`])])
+          ]),
           orderBy: sql.literal("created_at ASC, id ASC"),
           page,
           loadByIds: (ids) => sql<SessionRecord>`SELECT * FROM sessions WHERE id IN ${sql.in(ids)}`,

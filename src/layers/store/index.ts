@@ -1,5 +1,6 @@
 import { Layer } from "effect"
 import { ApiKeyRepo } from "./ApiKeyRepo.js"
+import { AuditRepo } from "./AuditRepo.js"
 import { AuthRepo } from "./AuthRepo.js"
 import { BatchRepo } from "./BatchRepo.js"
 import { ChannelRepo } from "./ChannelRepo.js"
@@ -13,6 +14,7 @@ import { SessionRepo } from "./SessionRepo.js"
 import { WebhookRepo } from "./WebhookRepo.js"
 
 export * from "./ApiKeyRepo.js"
+export * from "./AuditRepo.js"
 export * from "./AuthRepo.js"
 export * from "./BatchRepo.js"
 export * from "./ChannelRepo.js"
@@ -35,6 +37,7 @@ export const RepositoriesLive = Layer.mergeAll(
   MessageRepo.Default,
   BatchRepo.Default,
   ApiKeyRepo.Default,
+  AuditRepo.Default,
   GroupRepo.Default,
   ChannelRepo.Default,
   LabelRepo.Default,

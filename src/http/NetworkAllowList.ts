@@ -1,0 +1,23 @@
+import { HttpServerResponse } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { Effect } from "effect"
+import { toErrorBody } from "../services/Errors.js"
+import type { NetworkList } from "../services/network/cidr.js"
+import { CurrentRequest } from "./RequestInfo.js"
+
+/**
+ * `ALLOWED_CIDRS`: callers outside these networks get 403 `IP_NOT_ALLOWED` on every path, health
+ * included, before their request is read. The address is the socket's peer, or what a trusted
+ * proxy reports (`TRUSTED_PROXIES`). An empty list lets everyone through.
+ */
+export const networkAllowList = (allowed: NetworkList) =>
+<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest> =>
+  allowed.entries.length === 0
+    ? app
+    : Effect.flatMap(CurrentRequest, (info) =>
+      allowed.contains(info.clientIp)
+        ? app
+        : Effect.succeed(HttpServerResponse.unsafeJson(
+          toErrorBody(403, { code: "IP_NOT_ALLOWED", message: `requests from ${info.clientIp} are not allowed` }),
+          { status: 403, headers: { connection: "close" } }
+        )))

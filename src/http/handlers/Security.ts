@@ -1,0 +1,38 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { DateTime, Effect } from "effect"
+import { ApiKeys } from "../../services/ApiKeys.js"
+import { Audit } from "../../services/Audit.js"
+import { toListBody } from "../../services/Pagination.js"
+import { SwitchboardApi } from "../Api.js"
+import { pageRequest } from "../Pagination.js"
+
+export const ApiKeysHandlers = HttpApiBuilder.group(SwitchboardApi, "apiKeys", (handlers) =>
+  Effect.gen(function*() {
+    const keys = yield* ApiKeys
+    return handlers
+      .handle("list", ({ urlParams }) => Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(keys.list(page), (found) => toListBody(page, found))))
+      .handle("create", ({ payload }) => keys.create(payload))
+      .handle("get", ({ path }) => keys.get(path.keyId))
+      .handle("update", ({ path, payload }) => keys.update(path.keyId, payload))
+      .handle("revoke", ({ path }) => keys.revoke(path.keyId))
+      .handle("remove", ({ path }) => keys.remove(path.keyId))
+  }))
+
+export const AuditHandlers = HttpApiBuilder.group(SwitchboardApi, "audit", (handlers) =>
+  Effect.gen(function*() {
+    const audit = yield* Audit
+    return handlers.handle("list", ({ urlParams }) =>
+      Effect.gen(function*() {
+        const page = yield* pageRequest(urlParams)
+        const { keyId, sessionId, action, outcome, since, until } = urlParams
+        const found = yield* audit.list({
+          keyId,
+          sessionId,
+          action,
+          outcome,
+          since: since === undefined ? undefined : DateTime.formatIso(since),
+          until: until === undefined ? undefined : DateTime.formatIso(until)
+        }, page)
+        return toListBody(page, found)
+      }))
+  }))

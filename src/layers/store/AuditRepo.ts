@@ -1,0 +1,90 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { AuditFilter, AuditRecord } from "../../services/Audit.js"
+import type { PageRequest } from "../../services/Pagination.js"
+import { listByRootIds } from "./paging.js"
+
+interface AuditRow {
+  readonly id: string
+  readonly at: string
+  readonly request_id: string
+  readonly key_id: string | null
+  readonly key_name: string | null
+  readonly client_ip: string
+  readonly method: string
+  readonly action: string
+  readonly target: string
+  readonly session_id: string | null
+  readonly outcome: AuditRecord["outcome"]
+  readonly status: unknown
+  readonly code: string | null
+}
+
+const fromRow = (row: AuditRow): AuditRecord => ({
+  id: row.id,
+  at: row.at,
+  requestId: row.request_id,
+  keyId: row.key_id,
+  keyName: row.key_name,
+  clientIp: row.client_ip,
+  method: row.method,
+  action: row.action,
+  target: row.target,
+  sessionId: row.session_id,
+  outcome: row.outcome,
+  status: Number(row.status),
+  code: row.code
+})
+
+export class AuditRepo extends Effect.Service<AuditRepo>()("switchboard/AuditRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = Effect.fn("AuditRepo.insert")((record: AuditRecord) =>
+      sql`INSERT INTO audit_log ${
+        sql.insert({
+          id: record.id,
+          at: record.at,
+          request_id: record.requestId,
+          key_id: record.keyId,
+          key_name: record.keyName,
+          client_ip: record.clientIp,
+          method: record.method,
+          action: record.action,
+          target: record.target,
+          session_id: record.sessionId,
+          outcome: record.outcome,
+          status: record.status,
+          code: record.code
+        })
+      }`.pipe(Effect.asVoid)
+    )
+
+    /** Newest first; ids are UUID v7, so their order is the order of time. */
+    const list = Effect.fn("AuditRepo.list")((filter: AuditFilter, page: Option.Option<PageRequest>) =>
+      listByRootIds(sql, {
+        table: "audit_log",
+        where: sql.and([
+          sql.literal("1 = 1"),
+          ...(filter.keyId === undefined ? [] : [sql`key_id = ${filter.keyId}`]),
+          ...(filter.sessionId === undefined ? [] : [sql`session_id = ${filter.sessionId}`]),
+          ...(filter.action === undefined ? [] : [sql`action = ${filter.action}`]),
+          ...(filter.outcome === undefined ? [] : [sql`outcome = ${filter.outcome}`]),
+          ...(filter.since === undefined ? [] : [sql`at >= ${filter.since}`]),
+          ...(filter.until === undefined ? [] : [sql`at < ${filter.until}`])
+        ]),
+        orderBy: sql.literal("id DESC"),
+        page,
+        loadByIds: (ids) => Effect.map(sql<AuditRow>`SELECT * FROM audit_log WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(fromRow)),
+        idOf: (record) => record.id
+      })
+    )
+
+    /** Drops records older than `before`; returns how many went. */
+    const prune = Effect.fn("AuditRepo.prune")((before: string) =>
+      sql<{ readonly id: string }>`DELETE FROM audit_log WHERE at < ${before} RETURNING id`.pipe(Effect.map((rows) => rows.length))
+    )
+
+    return { insert, list, prune } as const
+  })
+}) {}
