@@ -159,7 +159,7 @@ const main = async () => {
   log(`node ${process.version}, ${os.cpus().length} CPU(s) (${os.cpus()[0]?.model ?? "unknown"}), temp dir ${tmpDir}`)
   log(`load: ${CONNECTIONS} connections, ${DURATION} s measured per target, ${WARMUP} s gateway warm-up; body ${Buffer.byteLength(BODY)} bytes`)
 
-  const env = { ...process.env, HOST: "127.0.0.1", DATA_DIR: dataDir, API_KEY, ENGINE: "sandbox", SANDBOX_PAIR_DELAY_MS: "50", SEND_RATE_PER_MINUTE: "0", LOG_LEVEL, LOG_FORMAT: "pretty" }
+  const env = { ...process.env, HOST: "127.0.0.1", DATA_DIR: dataDir, API_KEY, ENGINE: "sandbox", SANDBOX_PAIR_DELAY_MS: "50", SEND_RATE_PER_MINUTE: "0", RATE_LIMIT_PER_MINUTE: "0", LOG_LEVEL, LOG_FORMAT: "pretty" }
   delete env.DATABASE_URL
   gateway = await startGateway({ mainJs: path.join(root, "dist", "main.js"), cwd: root, env, logFile: path.join(tmpDir, "gateway.log") })
     .catch((error) => fail(error.message))

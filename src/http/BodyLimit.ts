@@ -67,10 +67,20 @@ const bodyAccessors = new Set<PropertyKey>(["stream", "text", "json", "urlParams
  * response the server writes to, stays the original's.
  */
 const withBody = (request: HttpServerRequest.HttpServerRequest, body: Buffer): HttpServerRequest.HttpServerRequest => {
-  const replay = HttpServerRequest.fromWeb(new Request("http://gateway/", { method: "POST", body })).modify({ headers: request.headers })
+  // Most bodies are JSON, read straight from the buffer; a web Request to replay the body as a
+  // stream (multipart, forms) is made only when something asks for one.
+  let replayed: HttpServerRequest.HttpServerRequest | undefined
+  const replay = () =>
+    (replayed ??= HttpServerRequest.fromWeb(new Request("http://gateway/", { method: "POST", body })).modify({ headers: request.headers }))
+  const decodeError = (cause: unknown, description?: string) =>
+    new HttpServerError.RequestError({ request, reason: "Decode", cause, ...(description === undefined ? {} : { description }) })
   // as Node's reader does: an empty body is `null` to the schema, not malformed JSON
-  const json = body.length === 0 ? Effect.succeed(null) : Effect.filterOrFail(replay.json, (value) => !isTooDeep(value), () =>
-    new HttpServerError.RequestError({ request, reason: "Decode", description: `the JSON body nests more than ${MAX_JSON_DEPTH} levels deep` }))
+  const json = body.length === 0 ? Effect.succeed(null) : Effect.try({
+    try: (): unknown => JSON.parse(body.toString("utf8")),
+    catch: (cause) => decodeError(cause)
+  }).pipe(Effect.filterOrFail((value) => !isTooDeep(value), () => decodeError(undefined, `the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`)))
+  const text = Effect.sync(() => body.toString("utf8"))
+  const arrayBuffer = Effect.sync(() => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer)
   // the parser would wait forever for the rest of a truncated multipart body (bodyGuards.ts)
   const boundary = boundaryOf(request.headers["content-type"])
   const truncated = boundary !== undefined && !isClosed(body, boundary)
@@ -78,9 +88,11 @@ const withBody = (request: HttpServerRequest.HttpServerRequest, body: Buffer): H
   return new Proxy(request, {
     get: (target, key) => {
       if (key === "json") return json
+      if (key === "text") return text
+      if (key === "arrayBuffer") return arrayBuffer
       if (truncated && key === "multipart") return Effect.fail(refusal)
       if (truncated && key === "multipartStream") return Stream.fail(refusal)
-      if (bodyAccessors.has(key)) return Reflect.get(replay, key, replay)
+      if (bodyAccessors.has(key)) return Reflect.get(replay(), key, replayed)
       if (key === "modify") return (options: Parameters<typeof target.modify>[0]) => withBody(target.modify(options), body)
       return Reflect.get(target, key, target)
     }
