@@ -13,7 +13,7 @@ const KEPT_OUTPUT = 20_000 // characters of output kept in memory (the log file 
  */
 export const startGateway = async ({ mainJs, cwd, env, logFile, timeoutMs = 20_000 }) => {
   if (!fs.existsSync(mainJs)) throw new Error(`${mainJs} does not exist; run \`npm run build\` first`)
-  const child = spawn(process.execPath, [mainJs], { cwd, env: { ...env, PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [mainJs], { cwd, env: { DASHBOARD_PORT: "0", ...env, PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] })
   const log = fs.createWriteStream(logFile)
   let output = ""
   const capture = (chunk) => {

@@ -62,6 +62,12 @@ export const HttpServerLive = (options: Settings) => {
   return HttpApiBuilder.serve(pipeline).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: "/api/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
+    // The dashboard (another port) and browser apps call the API cross-origin. Keys travel in
+    // headers, never cookies, so any origin may: a page cannot borrow a key it was not given.
+    Layer.provide(HttpApiBuilder.middlewareCors({
+      exposedHeaders: ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "content-disposition"],
+      maxAge: 600
+    })),
     Layer.provide(ErrorResponses),
     Layer.provide(ApiLive),
     Layer.provideMerge(announceAddress),

@@ -1,6 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
+import { DashboardServerLive } from "../http/Dashboard.js"
 import { HttpServerLive } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
 import { BaileysEngineLive } from "../runtime/engines/baileys/BaileysEngine.js"
@@ -101,6 +102,7 @@ export const SwitchboardServer = <EngineOut, E, R>(
   const bootstrapKey = Layer.effectDiscard(Effect.flatMap(ApiKeys, (keys) => keys.bootstrap))
   // Acquired after the server, so the drain runs while the server still answers (503s, health).
   return Lifecycle.drainOnClose.pipe(
+    Layer.provideMerge(DashboardServerLive(settings)),
     Layer.provideMerge(HttpServerLive(settings)),
     Layer.provideMerge(bootstrapKey),
     Layer.provideMerge(SwitchboardCore(settings, engine))

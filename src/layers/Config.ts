@@ -10,6 +10,8 @@ import { cidrProblem, splitList } from "../services/network/cidr.js"
  */
 export interface Settings {
   readonly port: number
+  /** The web dashboard's port (`DASHBOARD_PORT`, default 2886); 0 turns the dashboard off. */
+  readonly dashboardPort: number
   readonly host: string
   readonly dataDir: string
   readonly databaseUrl: string
@@ -95,6 +97,10 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
   port: Config.integer("PORT").pipe(
     Config.validate({ message: "PORT must be 0 (any free port) to 65535", validation: (n) => n >= 0 && n <= 65535 }),
     Config.withDefault(2785)
+  ),
+  dashboardPort: Config.integer("DASHBOARD_PORT").pipe(
+    Config.validate({ message: "DASHBOARD_PORT must be 0 (off) to 65535", validation: (n) => n >= 0 && n <= 65535 }),
+    Config.withDefault(2886)
   ),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),

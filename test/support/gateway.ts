@@ -19,6 +19,8 @@ export const testSettings = (overrides: Partial<Settings> = {}) =>
     const dataDir = overrides.dataDir ?? tempDir()
     return yield* defaultSettings({
       port: 0,
+      // The dashboard's own tests give it a port; the others do without it.
+      dashboardPort: 0,
       host: "127.0.0.1",
       dataDir,
       databaseUrl: `sqlite:${path.join(dataDir, "switchboard.db")}`,

@@ -13,7 +13,7 @@ import { makeCall, TEST_KEY, type TestGateway } from "./gateway.js"
 export const mainScript = fileURLToPath(new URL("../../dist/main.js", import.meta.url))
 
 /** Every setting the gateway reads; none is inherited from the environment of the test run. */
-const gatewayVariables = /^(PORT|HOST|DATA_DIR|DATABASE_URL|ENGINE|API_KEY|SANDBOX_.*|MEDIA_.*|INCOMING_MEDIA|WEBHOOK_.*|EVENT_RETENTION_HOURS|RECONNECT_.*|SEND_RATE_PER_MINUTE|RATE_LIMIT_PER_MINUTE|ALLOWED_CIDRS|TRUSTED_PROXIES|METRICS_TOKEN|AUDIT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|BODY_MAX_BYTES|CACHE_URL|LOG_LEVEL|LOG_FORMAT)$/
+const gatewayVariables = /^(PORT|DASHBOARD_PORT|HOST|DATA_DIR|DATABASE_URL|ENGINE|API_KEY|SANDBOX_.*|MEDIA_.*|INCOMING_MEDIA|WEBHOOK_.*|EVENT_RETENTION_HOURS|RECONNECT_.*|SEND_RATE_PER_MINUTE|RATE_LIMIT_PER_MINUTE|ALLOWED_CIDRS|TRUSTED_PROXIES|METRICS_TOKEN|AUDIT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|BODY_MAX_BYTES|CACHE_URL|LOG_LEVEL|LOG_FORMAT)$/
 
 export interface ProcessExit {
   readonly code: number | null
@@ -89,6 +89,7 @@ const startOnce = (options: SpawnOptions): Promise<GatewayProcess> => {
   const requested: Record<string, string | undefined> = {
     HOST: "127.0.0.1",
     PORT: "0",
+    DASHBOARD_PORT: "0",
     ENGINE: "sandbox",
     SANDBOX_PAIR_DELAY_MS: "50",
     SEND_RATE_PER_MINUTE: "0",
