@@ -3,12 +3,13 @@
  * Use `unavailable("postgres")` with `describe.skipIf`: it warns loudly, once per file, when the
  * suite is skipped. (With CI=true the globalSetup fails instead, so nothing is skipped there.)
  */
-export type TestServer = "postgres" | "redis" | "s3"
+export type TestServer = "postgres" | "redis" | "s3" | "chromium"
 
 const variables: Record<TestServer, { readonly url: string; readonly unavailable: string }> = {
   postgres: { url: "TEST_POSTGRES_URL", unavailable: "TEST_POSTGRES_UNAVAILABLE" },
   redis: { url: "TEST_REDIS_URL", unavailable: "TEST_REDIS_UNAVAILABLE" },
-  s3: { url: "TEST_S3_ENDPOINT", unavailable: "TEST_S3_UNAVAILABLE" }
+  s3: { url: "TEST_S3_ENDPOINT", unavailable: "TEST_S3_UNAVAILABLE" },
+  chromium: { url: "TEST_CHROMIUM", unavailable: "TEST_CHROMIUM_UNAVAILABLE" }
 }
 
 /** Why the server cannot be used, or undefined when it can. */

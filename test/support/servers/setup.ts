@@ -6,6 +6,7 @@
  *                                     trust auth; a test file makes its own database with
  *                                     `freshPostgresUrl` from ./postgresDatabase.ts)
  *   Redis 7        TEST_REDIS_URL     redis://127.0.0.1:<port> (empty, no persistence)
+ *   Chromium       TEST_CHROMIUM      /usr/bin/chromium (Debian's package; the dashboard's browser tests)
  *   S3 (s3rver)    TEST_S3_ENDPOINT   http://127.0.0.1:<port>, path-style
  *                  TEST_S3_BUCKET     switchboard-test (created empty)
  *                  TEST_S3_REGION     us-east-1
@@ -25,19 +26,24 @@
  * Workers see these variables because they are set here, in vitest's main process, before any
  * worker is spawned.
  */
+import * as fs from "node:fs"
 import { log, type RunningServer, secondsSince } from "./common.js"
 import { installDebianPackages } from "./packages.js"
 import { findPostgresBinDir, startPostgres } from "./postgres.js"
 import { findRedisServer, startRedis } from "./redis.js"
 import { S3_ACCESS_KEY_ID, S3_BUCKET, S3_REGION, S3_SECRET_ACCESS_KEY, startS3 } from "./s3.js"
 
-type ServerName = "postgres" | "redis" | "s3"
+type ServerName = "postgres" | "redis" | "s3" | "chromium"
 
 const unavailableVariable: Record<ServerName, string> = {
   postgres: "TEST_POSTGRES_UNAVAILABLE",
   redis: "TEST_REDIS_UNAVAILABLE",
-  s3: "TEST_S3_UNAVAILABLE"
+  s3: "TEST_S3_UNAVAILABLE",
+  chromium: "TEST_CHROMIUM_UNAVAILABLE"
 }
+
+/** Debian's Chromium, which the dashboard's browser tests drive through playwright-core. */
+const CHROMIUM = "/usr/bin/chromium"
 
 export const isCi = () => {
   const value = (process.env["CI"] ?? "").trim().toLowerCase()
@@ -80,7 +86,8 @@ export default async function setup(): Promise<() => Promise<void>> {
   const presetRedis = process.env["TEST_REDIS_URL"] !== undefined
   const missing = [
     ...(presetPostgres || skipped.has("postgres") || findPostgresBinDir() !== undefined ? [] : ["postgresql"]),
-    ...(presetRedis || skipped.has("redis") || findRedisServer() !== undefined ? [] : ["redis-server"])
+    ...(presetRedis || skipped.has("redis") || findRedisServer() !== undefined ? [] : ["redis-server"]),
+    ...(process.env["TEST_CHROMIUM"] !== undefined || skipped.has("chromium") || fs.existsSync(CHROMIUM) ? [] : ["chromium"])
   ]
   const installed = await installDebianPackages(missing).then(() => undefined, (error) => message(error))
 
@@ -98,7 +105,12 @@ export default async function setup(): Promise<() => Promise<void>> {
       if (binary === undefined) throw new Error(`redis-server not found: ${installed ?? "install the redis-server package"}`)
       return startRedis(binary)
     })
-  await Promise.all([s3, postgres, redis])
+  const chromium = attempt("chromium", async () => {
+    const binary = process.env["TEST_CHROMIUM"] ?? CHROMIUM
+    if (!fs.existsSync(binary)) throw new Error(`${binary} not found: ${installed ?? "install the chromium package"}`)
+    return { describe: `chromium (${binary})`, env: { TEST_CHROMIUM: binary }, stop: async () => {}, stopNow: () => {} }
+  })
+  await Promise.all([s3, postgres, redis, chromium])
 
   for (const [name, reason] of failures) process.env[unavailableVariable[name]] = reason
   if (failures.length > 0) {

@@ -1,0 +1,207 @@
+import { Duration, Effect, Exit, Scope } from "effect"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchChromium, offlineOnly, pageOverflow, screenshot } from "./support/browser.js"
+import { eventually, readySession, startGateway, TEST_KEY, type TestGateway } from "./support/gateway.js"
+import { freePort } from "./support/servers/common.js"
+import { unavailable } from "./support/servers/availability.js"
+
+/**
+ * The dashboard in a real browser (Debian's Chromium through playwright-core) against a gateway
+ * on the sandbox engine: what an operator does there, at desktop and phone widths, with a
+ * screenshot of every page; and Swagger UI, offline, with "Authorize".
+ */
+describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefined)("the dashboard in Chromium", () => {
+  const scope = Effect.runSync(Scope.make())
+  let gateway: TestGateway
+  let dashboardUrl = ""
+  let browser: Browser
+  let receiver: http.Server
+  let receiverUrl = ""
+  const received: Array<string> = []
+
+  beforeAll(async () => {
+    receiver = http.createServer((request, response) => {
+      request.resume()
+      request.on("end", () => {
+        received.push(String(request.headers["x-webhook-event"]))
+        response.end("ok")
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+    const dashboardPort = await freePort()
+    gateway = await Effect.runPromise(Scope.extend(startGateway({
+      dashboardPort,
+      sandboxPairDelay: Duration.seconds(2),
+      webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 4, perWebhookConcurrency: 2, eventRetention: Duration.hours(1) }
+    }), scope))
+    dashboardUrl = `http://127.0.0.1:${dashboardPort}/`
+    browser = await launchChromium()
+  }, 60_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    await new Promise((resolve) => receiver?.close(resolve))
+  })
+
+  const open = async (width: number): Promise<{ context: BrowserContext; page: Page }> => {
+    const context = await browser.newContext({ viewport: { width, height: width < 500 ? 844 : 800 } })
+    const page = await context.newPage()
+    await offlineOnly(page)
+    return { context, page }
+  }
+
+  const signIn = async (page: Page, key: string) => {
+    await page.goto(dashboardUrl)
+    await page.getByTestId("api-key").fill(key)
+    await page.getByTestId("sign-in").click()
+  }
+
+  const go = async (page: Page, name: string) => {
+    await page.getByTestId(`nav-${name}`).click()
+    await page.locator("h1").first().waitFor()
+  }
+
+  it("signs in with a key kept in sessionStorage only, and says why a wrong key is refused", async () => {
+    const { context, page } = await open(1280)
+    await signIn(page, "sb_not_a_real_key_000000000000000000000000000")
+    await expect.poll(() => page.getByTestId("error").textContent()).toContain("UNAUTHORIZED")
+    await screenshot(page, "sign-in-1280")
+    await signIn(page, TEST_KEY)
+    await page.getByTestId("nav-overview").waitFor()
+    expect(page.url()).not.toContain(TEST_KEY)
+    const storage = await page.evaluate(() => ({ session: JSON.stringify(sessionStorage), local: JSON.stringify(localStorage) }))
+    expect(storage.session).toContain(TEST_KEY)
+    expect(storage.local).not.toContain(TEST_KEY)
+    await context.close()
+  })
+
+  it("creates a session, shows its QR, sees it become ready, and sends a message that is delivered", async () => {
+    const bob = await readySession(gateway, "bob")
+    const { context, page } = await open(1280)
+    await signIn(page, TEST_KEY)
+    await go(page, "sessions")
+    await page.getByTestId("session-name").fill("alice")
+    await page.getByTestId("session-create").click()
+    const row = page.locator(`[data-testid="session-row"][data-session-name="alice"]`)
+    await row.waitFor()
+    await row.getByTestId("session-start").click()
+    await row.getByTestId("session-link").click()
+    const qr = page.getByTestId("qr-image")
+    await qr.waitFor({ timeout: 10_000 })
+    expect(await qr.getAttribute("src")).toMatch(/^data:image\/png;base64,/)
+    await screenshot(page, "session-qr-1280")
+    // The sandbox "scans" the QR after 2 s; the page hears it through the live event stream.
+    await go(page, "sessions")
+    await expect.poll(() => row.getByTestId("session-status").getAttribute("data-status"), { timeout: 15_000 }).toBe("ready")
+    await screenshot(page, "sessions-1280")
+
+    await go(page, "tester")
+    await page.getByTestId("tester-session").selectOption({ label: "alice" })
+    await page.getByTestId("tester-chat").fill(bob.phone)
+    await page.getByTestId("tester-text").fill("hello from the dashboard")
+    await page.getByTestId("tester-send").click()
+    await expect.poll(() => page.getByTestId("tester-status").textContent(), { timeout: 15_000 }).toMatch(/delivered|read/)
+    await screenshot(page, "tester-1280")
+    const inbox = await gateway.call("GET", `/api/sessions/${bob.id}/messages?direction=in`)
+    expect(inbox.body.data.map((m: { text?: string }) => m.text)).toContain("hello from the dashboard")
+
+    await go(page, "messages")
+    await page.getByTestId("message-row").first().waitFor()
+    await screenshot(page, "messages-1280")
+    await go(page, "overview")
+    await screenshot(page, "overview-1280")
+    await context.close()
+  }, 60_000)
+
+  it("creates a webhook and sends it a test, then creates a key shown once and revokes it", async () => {
+    const { context, page } = await open(1280)
+    await signIn(page, TEST_KEY)
+    await go(page, "webhooks")
+    await page.getByTestId("webhook-url").fill(receiverUrl)
+    await page.getByTestId("webhook-create").click()
+    const webhook = page.getByTestId("webhook-row").filter({ hasText: receiverUrl })
+    await webhook.waitFor()
+    await webhook.getByTestId("webhook-test").click()
+    await expect.poll(() => page.getByTestId("webhook-test-result").textContent(), { timeout: 10_000 }).toContain("200")
+    await eventually(async () => received, (events) => events.includes("webhook.test"))
+    await screenshot(page, "webhooks-1280")
+
+    await go(page, "keys")
+    await page.getByTestId("key-name").fill("browser made")
+    await page.getByTestId("key-role").selectOption("viewer")
+    await page.getByTestId("key-create").click()
+    const shown = await page.getByTestId("new-key").textContent()
+    expect(shown).toMatch(/sb_[A-Za-z0-9_-]{43}/)
+    const key = /sb_[A-Za-z0-9_-]{43}/.exec(shown!)![0]
+    expect((await gateway.call("GET", "/api/sessions", { key })).status).toBe(200)
+    const row = page.locator(`[data-testid="key-row"][data-key-name="browser made"]`)
+    await row.getByTestId("key-revoke").click()
+    await expect.poll(() => row.getByTestId("key-status").getAttribute("data-status")).toBe("revoked")
+    expect((await gateway.call("GET", "/api/sessions", { key })).status).toBe(401)
+    await screenshot(page, "keys-1280")
+
+    await go(page, "audit")
+    await page.getByTestId("audit-row").first().waitFor()
+    await screenshot(page, "audit-1280")
+    await context.close()
+  }, 60_000)
+
+  it("shows an API refusal as a clear message", async () => {
+    const { context, page } = await open(1280)
+    await signIn(page, TEST_KEY)
+    await go(page, "sessions")
+    await page.getByTestId("session-name").fill("alice")
+    await page.getByTestId("session-create").click()
+    await expect.poll(() => page.getByTestId("error").textContent()).toContain("SESSION_NAME_TAKEN")
+    await context.close()
+  })
+
+  for (const width of [1280, 390]) {
+    it(`lays every page out at ${width} px without sideways scrolling`, async () => {
+      const { context, page } = await open(width)
+      await signIn(page, TEST_KEY)
+      const sessionId = (await gateway.call("GET", "/api/sessions")).body.data[0].id as string
+      for (const name of ["overview", "sessions", "tester", "messages", "webhooks", "keys", "audit"]) {
+        await go(page, name)
+        await screenshot(page, `${name}-${width}`)
+        expect(await pageOverflow(page), name).toBeLessThanOrEqual(0)
+      }
+      await page.goto(`${dashboardUrl}#/sessions/${sessionId}`)
+      await page.getByTestId("session-detail").waitFor()
+      await screenshot(page, `session-detail-${width}`)
+      expect(await pageOverflow(page), "session detail").toBeLessThanOrEqual(0)
+      await context.close()
+    }, 60_000)
+  }
+
+  it("Swagger UI loads offline, and Authorize with a key makes a call succeed", async () => {
+    const { context, page } = await open(1280)
+    const reached = await offlineOnly(page)
+    await page.goto(`${gateway.baseUrl}/api/docs`)
+    const list = page.locator(".opblock.opblock-get").filter({ has: page.locator('.opblock-summary-path[data-path="/api/sessions"]') })
+    await list.waitFor({ timeout: 20_000 })
+    await list.locator(".opblock-summary").click()
+    await list.locator(".try-out__btn").click()
+    const execute = async () => {
+      await list.locator(".execute").click()
+      const status = list.locator(".live-responses-table .response .response-col_status").first()
+      await status.waitFor()
+      return (await status.textContent())?.trim()
+    }
+    expect(await execute()).toBe("401")
+    await page.locator(".btn.authorize").first().click()
+    await page.locator("#api_key_value").fill(TEST_KEY)
+    await page.locator(".modal-ux .auth-container").first().locator("button[type=submit]").click()
+    await page.locator(".modal-ux .btn-done").first().click()
+    await list.locator(".btn-clear").click().catch(() => undefined)
+    expect(await execute()).toBe("200")
+    await screenshot(page, "swagger-1280")
+    expect(reached).toEqual([])
+    await context.close()
+  }, 60_000)
+})
