@@ -74,7 +74,9 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     await signIn(page, TEST_KEY)
     await page.getByTestId("nav-overview").waitFor()
     expect(page.url()).not.toContain(TEST_KEY)
-    const storage = await page.evaluate(() => ({ session: JSON.stringify(sessionStorage), local: JSON.stringify(localStorage) }))
+    const storage = await page.evaluate<{ session: string; local: string }>(
+      "({ session: JSON.stringify(sessionStorage), local: JSON.stringify(localStorage) })"
+    )
     expect(storage.session).toContain(TEST_KEY)
     expect(storage.local).not.toContain(TEST_KEY)
     await context.close()
@@ -107,8 +109,11 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     await page.getByTestId("tester-send").click()
     await expect.poll(() => page.getByTestId("tester-status").textContent(), { timeout: 15_000 }).toMatch(/delivered|read/)
     await screenshot(page, "tester-1280")
-    const inbox = await gateway.call("GET", `/api/sessions/${bob.id}/messages?direction=in`)
-    expect(inbox.body.data.map((m: { text?: string }) => m.text)).toContain("hello from the dashboard")
+    // The recipient's side stores it as it hears it, a moment after acknowledging it.
+    await eventually(
+      () => gateway.call("GET", `/api/sessions/${bob.id}/messages?direction=in`),
+      (inbox) => inbox.body.data.some((m: { text?: string }) => m.text === "hello from the dashboard")
+    )
 
     await go(page, "messages")
     await page.getByTestId("message-row").first().waitFor()

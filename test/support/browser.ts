@@ -48,4 +48,4 @@ export const offlineOnly = async (page: Page) => {
 
 /** The page is no wider than its viewport: nothing makes the whole page scroll sideways. */
 export const pageOverflow = (page: Page) =>
-  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+  page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth")
