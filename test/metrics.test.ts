@@ -84,7 +84,9 @@ describe("GET /api/metrics", () => {
       expect(response.status).toBe(200)
       expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8")
       const samples = parseExposition(response.body)
-      expect(valueOf(samples, "process_cpu_user_seconds_total")).toBeGreaterThan(0)
+      // prom-client counts CPU from its first collection on, so a first scrape may read 0.
+      expect(valueOf(samples, "process_cpu_user_seconds_total")).toBeGreaterThanOrEqual(0)
+      expect(valueOf(samples, "process_resident_memory_bytes")).toBeGreaterThan(0)
       expect(valueOf(samples, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0)
       expect(response.body).toContain("# TYPE switchboard_http_request_duration_seconds histogram")
 
