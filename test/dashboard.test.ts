@@ -103,7 +103,9 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     await screenshot(page, "sessions-1280")
 
     await go(page, "tester")
-    await page.getByTestId("tester-session").selectOption({ label: "alice" })
+    const sender = page.getByTestId("tester-session")
+    await sender.locator("option", { hasText: "alice" }).waitFor({ state: "attached" })
+    await sender.selectOption({ label: "alice" })
     await page.getByTestId("tester-chat").fill(bob.phone)
     await page.getByTestId("tester-text").fill("hello from the dashboard")
     await page.getByTestId("tester-send").click()

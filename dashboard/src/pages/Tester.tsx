@@ -23,10 +23,12 @@ export const Tester = () => {
   const [watching, setWatching] = useState(false)
   const { error, setError, busy, run } = useAction()
 
+  // A first choice once the list is there; never over one the user made meanwhile (this effect
+  // may run after a change made between the list's render and the effect).
   useEffect(() => {
-    if (sessionId !== "" || sessions === null || sessions.length === 0) return
+    if (sessions === null || sessions.length === 0) return
     const ready = sessions.find((session) => session.status === "ready") ?? sessions[0]!
-    setSessionId(ready.id)
+    setSessionId((current) => (current !== "" ? current : ready.id))
   }, [sessions])
 
   // Follow the message sent last: every 500 ms until read/played/failed, or 30 s.
