@@ -182,3 +182,26 @@ export const mapLimit = async <A, B>(items: ReadonlyArray<A>, limit: number, wor
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
   return results
 }
+
+/**
+ * A delete button that asks first, inline: "Delete" turns into the question with confirm and
+ * cancel. Test ids: `<testId>`, `<testId>-confirm`, `<testId>-cancel`.
+ */
+export const ConfirmDelete = ({ testId, asking, disabled, question, onAsk, onConfirm, onCancel }: {
+  testId: string
+  asking: boolean
+  disabled?: boolean
+  question: ComponentChildren
+  onAsk: () => void
+  onConfirm: () => void
+  onCancel: () => void
+}) =>
+  asking ? (
+    <span class="confirm">
+      {question}
+      <button type="button" class="danger" data-testid={`${testId}-confirm`} onClick={onConfirm}>Delete</button>
+      <button type="button" data-testid={`${testId}-cancel`} onClick={onCancel}>Cancel</button>
+    </span>
+  ) : (
+    <button type="button" class="danger" data-testid={testId} disabled={disabled} onClick={onAsk}>Delete</button>
+  )

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks"
 import { type ApiKey, api, type CreatedApiKey, type Role, toApiError } from "../api"
-import { ErrorBox, Field, SecretOnce, splitList, StatusBadge, Time, useAction } from "../ui"
+import { ErrorBox, Field, SecretOnce, splitList, StatusBadge, Time, useAction, ConfirmDelete } from "../ui"
 
 /** API keys (admin): list, create (the key is shown once), revoke, delete. */
 export const Keys = () => {
@@ -147,15 +147,14 @@ export const Keys = () => {
                         onClick={() => void revoke(key)}>
                         Revoke
                       </button>
-                      {confirming === key.id ? (
-                        <span class="confirm">
-                          Delete?
-                          <button type="button" class="danger" data-testid="key-delete-confirm" onClick={() => void remove(key)}>Delete</button>
-                          <button type="button" data-testid="key-delete-cancel" onClick={() => setConfirming(null)}>Cancel</button>
-                        </span>
-                      ) : (
-                        <button type="button" class="danger" data-testid="key-delete" onClick={() => setConfirming(key.id)}>Delete</button>
-                      )}
+                      <ConfirmDelete
+                        testId="key-delete"
+                        asking={confirming === key.id}
+                        question="Delete?"
+                        onAsk={() => setConfirming(key.id)}
+                        onConfirm={() => void remove(key)}
+                        onCancel={() => setConfirming(null)}
+                      />
                     </div>
                   </td>
                 </tr>

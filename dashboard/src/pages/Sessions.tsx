@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks"
 import { api, type Session, toApiError } from "../api"
 import { LiveIndicator, type LiveSession, mergeSession, useSessionEvents } from "../liveSessions"
 import { href } from "../router"
-import { ErrorBox, Field, StatusBadge, Time, useAction } from "../ui"
+import { ErrorBox, Field, StatusBadge, Time, useAction, ConfirmDelete } from "../ui"
 
 type SessionAction = "start" | "stop" | "restart" | "logout"
 const actions: ReadonlyArray<{ readonly name: SessionAction; readonly label: string }> = [
@@ -166,22 +166,15 @@ export const Sessions = () => {
                           {action.label}
                         </button>
                       ))}
-                      {confirming === session.id ? (
-                        <span class="confirm">
-                          Delete “{session.name}” and its data?
-                          <button type="button" class="danger" data-testid="session-delete-confirm" onClick={() => void remove(session)}>
-                            Delete
-                          </button>
-                          <button type="button" data-testid="session-delete-cancel" onClick={() => setConfirming(null)}>
-                            Cancel
-                          </button>
-                        </span>
-                      ) : (
-                        <button type="button" class="danger" data-testid="session-delete"
-                          disabled={busy !== null && busy.endsWith(session.id)} onClick={() => setConfirming(session.id)}>
-                          Delete
-                        </button>
-                      )}
+                      <ConfirmDelete
+                        testId="session-delete"
+                        asking={confirming === session.id}
+                        disabled={busy !== null && busy.endsWith(session.id)}
+                        question={`Delete “${session.name}” and its data?`}
+                        onAsk={() => setConfirming(session.id)}
+                        onConfirm={() => void remove(session)}
+                        onCancel={() => setConfirming(null)}
+                      />
                     </div>
                   </td>
                 </tr>

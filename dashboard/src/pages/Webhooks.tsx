@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { type ApiError, api, type TestResult, toApiError, type Webhook, type WebhookInput } from "../api"
 import { useSessionList } from "../sessionList"
-import { ErrorBox, mapLimit, SecretOnce, StatusBadge, Time, useAction } from "../ui"
+import { ErrorBox, mapLimit, SecretOnce, StatusBadge, Time, useAction, ConfirmDelete } from "../ui"
 import { WebhookDeliveries } from "./WebhookDeliveries"
 import { WebhookForm } from "./WebhookForm"
 
@@ -160,15 +160,14 @@ export const Webhooks = () => {
                           Deliveries
                         </button>
                         <button type="button" data-testid="webhook-edit" onClick={() => setEditing(webhook.id)}>Edit</button>
-                        {confirming === webhook.id ? (
-                          <span class="confirm">
-                            Delete?
-                            <button type="button" class="danger" data-testid="webhook-delete-confirm" onClick={() => void remove(webhook)}>Delete</button>
-                            <button type="button" data-testid="webhook-delete-cancel" onClick={() => setConfirming(null)}>Cancel</button>
-                          </span>
-                        ) : (
-                          <button type="button" class="danger" data-testid="webhook-delete" onClick={() => setConfirming(webhook.id)}>Delete</button>
-                        )}
+                        <ConfirmDelete
+                          testId="webhook-delete"
+                          asking={confirming === webhook.id}
+                          question="Delete?"
+                          onAsk={() => setConfirming(webhook.id)}
+                          onConfirm={() => void remove(webhook)}
+                          onCancel={() => setConfirming(null)}
+                        />
                       </div>
                     </td>
                   </tr>
