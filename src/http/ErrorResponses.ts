@@ -46,6 +46,7 @@ const refusalOf = (error: unknown): Refusal | undefined => {
   }
   // The Store (or the cache) is down: the caller may try again; nothing was half done, since
   // every change and its events are one transaction.
+  if (isTagged(error, "ClusterUnreachable")) return { status: 503, code: "SERVICE_UNAVAILABLE", message: (error as Error).message }
   if (isOutage(error)) {
     return { status: 503, code: "SERVICE_UNAVAILABLE", message: "the database or cache cannot be reached right now; try again shortly" }
   }
@@ -68,9 +69,11 @@ const refusalOf = (error: unknown): Refusal | undefined => {
   return undefined
 }
 
-const outageTags = new Set(["SqlError", "CacheUnavailable"])
-const isOutage = (error: unknown) =>
-  typeof error === "object" && error !== null && outageTags.has((error as { readonly _tag?: string })._tag ?? "")
+const tagOf = (error: unknown) =>
+  typeof error === "object" && error !== null ? (error as { readonly _tag?: unknown })._tag : undefined
+const isTagged = (error: unknown, tag: string) => tagOf(error) === tag
+const outageTags = new Set<unknown>(["SqlError", "CacheUnavailable"])
+const isOutage = (error: unknown) => outageTags.has(tagOf(error))
 
 const respond = (refusal: Refusal) => HttpServerResponse.unsafeJson(toErrorBody(refusal.status, refusal), { status: refusal.status })
 

@@ -9,12 +9,10 @@ import { SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import { Lifecycle } from "../runtime/Lifecycle.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { WebhookDispatcher } from "../runtime/webhooks/Dispatcher.js"
 import { ApiKeys } from "../services/ApiKeys.js"
 import { Audit } from "../services/Audit.js"
 import { Channels } from "../services/Channels.js"
 import { Contacts } from "../services/Contacts.js"
-import { Events } from "../services/Events.js"
 import { Groups } from "../services/Groups.js"
 import { Labels } from "../services/Labels.js"
 import { LiveEvents } from "../services/LiveEvents.js"
@@ -28,6 +26,7 @@ import { Cache } from "./cache/Cache.js"
 import { AppSettings, type Settings } from "./Config.js"
 import { MediaStore } from "./media/MediaStore.js"
 import { RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "./store/index.js"
+import { topologyFromSettings } from "./Topology.js"
 
 /**
  * The sandbox network and its engine; the network stays visible for fault injection. Its
@@ -58,18 +57,15 @@ export const SwitchboardCore = <EngineOut, E, R>(
   settings: Settings,
   engine: Layer.Layer<Engine | EngineOut, E, R>
 ) => {
+  const topology = topologyFromSettings(settings)
   const base = Layer.mergeAll(
-    Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))),
+    topology.events.pipe(Layer.provideMerge(storeFromSettings(settings))),
     MediaStore.fromSettings(settings),
     Cache.fromSettings(settings),
     AppSettings.layer(settings),
     NodeContext.layer
   )
-  const runtime = SessionSupervisor.layer({
-    reconnect: settings.reconnect,
-    pacing: settings.pacing,
-    media: { incoming: settings.media.incoming, maxBytes: settings.media.maxBytes }
-  }).pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
+  const runtime = topology.supervisor.pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
   const services = Layer.mergeAll(
     Sessions.layer,
     Messaging.layer,
@@ -84,7 +80,7 @@ export const SwitchboardCore = <EngineOut, E, R>(
     Health.layer
   ).pipe(
     Layer.provideMerge(MediaIntake.layer),
-    Layer.provideMerge(WebhookDispatcher.layer()),
+    Layer.provideMerge(topology.dispatcher),
     Layer.provideMerge(Metrics.layer),
     Layer.provideMerge(runtime)
   )

@@ -37,6 +37,18 @@ export interface Settings {
   readonly bodyMaxBytes: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
+  /** Several processes over one Postgres as a cluster (`CLUSTER=on`), or one process (`off`, the default). */
+  readonly cluster: ClusterSettings
+}
+
+export interface ClusterSettings {
+  readonly enabled: boolean
+  /** The address other runners reach this one at (`CLUSTER_HOST`, default 127.0.0.1). */
+  readonly host: string
+  /** The port runners talk to each other on (`CLUSTER_PORT`, default 34431). */
+  readonly port: number
+  /** The address the runner listens on, if not `host` (`CLUSTER_LISTEN_HOST`, e.g. 0.0.0.0 in a container). */
+  readonly listenHost: Option.Option<string>
 }
 
 export interface MediaSettings {
@@ -180,13 +192,26 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
     Config.withDefault(1024 * 1024)
   ),
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
-  logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("json" as const))
+  logFormat: Config.literal("json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("json" as const)),
+  cluster: Config.all({
+    enabled: Config.literal("on", "off")("CLUSTER").pipe(Config.withDefault("off" as const), Config.map((value) => value === "on")),
+    host: Config.string("CLUSTER_HOST").pipe(Config.withDefault("127.0.0.1")),
+    port: Config.integer("CLUSTER_PORT").pipe(
+      Config.validate({ message: "CLUSTER_PORT must be 1 to 65535", validation: (n) => n >= 1 && n <= 65535 }),
+      Config.withDefault(34431)
+    ),
+    listenHost: Config.option(Config.string("CLUSTER_LISTEN_HOST"))
+  })
 }).pipe(
   Config.map(({ databaseUrl, dataDir, ...rest }) => ({
     ...rest,
     dataDir,
     databaseUrl: Option.getOrElse(databaseUrl, () => `sqlite:${path.join(dataDir, "switchboard.db")}`)
-  }))
+  })),
+  Config.validate({
+    message: "CLUSTER=on needs DATABASE_URL on Postgres (postgres://…): the runners share it",
+    validation: (settings) => !settings.cluster.enabled || /^postgres(ql)?:\/\//.test(settings.databaseUrl)
+  })
 )
 
 export class AppSettings extends Context.Tag("switchboard/Settings")<AppSettings, Settings>() {

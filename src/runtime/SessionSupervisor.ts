@@ -22,7 +22,8 @@ import { makeTransactionally } from "../layers/store/transaction.js"
 import { type EngineCallError, EngineTimeout } from "../services/Errors.js"
 import { Events, makeEvent } from "../services/Events.js"
 import { runningStatuses, type SessionStatus } from "../services/Session.js"
-import { Engine, type EngineConnection, type EngineError } from "./Engine.js"
+import { Engine } from "./Engine.js"
+import { applyEngineCall, type EngineCall } from "./EngineCall.js"
 import { actorRestartSchedule } from "./ReconnectPolicy.js"
 import {
   ActorCommand,
@@ -49,6 +50,11 @@ export interface SessionSupervisorService {
   readonly stop: (sessionId: string) => Effect.Effect<void>
   /** Relinks a running session from scratch, or starts a stopped one. */
   readonly restart: (sessionId: string) => Effect.Effect<void>
+  /**
+   * Ends the session's actor here without changing what the session wants: in a cluster, its
+   * shard moved to another runner, which takes the session over.
+   */
+  readonly release: (sessionId: string) => Effect.Effect<void>
   /** Unlinks the account and wipes its credentials (status `logged_out`). */
   readonly logout: (sessionId: string) => Effect.Effect<void>
   /** Logs the session out, and removes it with everything the gateway and the engine keep. */
@@ -65,7 +71,7 @@ export interface SessionSupervisorService {
   readonly useConnection: <A>(
     sessionId: string,
     required: SessionStatus,
-    use: (connection: EngineConnection) => Effect.Effect<A, EngineError>
+    call: EngineCall<A>
   ) => Effect.Effect<A, EngineCallError | EngineTimeout>
   /** The live state of a running session. */
   readonly state: (sessionId: string) => Effect.Effect<Option.Option<ActorState>>
@@ -96,10 +102,11 @@ export class SessionSupervisor extends Context.Tag("switchboard/SessionSuperviso
   SessionSupervisor,
   SessionSupervisorService
 >() {
-  static readonly layer = (settings: ActorSettings) => Layer.scoped(SessionSupervisor, make(settings))
+  static readonly layer = (settings: ActorSettings) => Layer.scoped(SessionSupervisor, makeSessionSupervisor(settings))
 }
 
-const make = (settings: ActorSettings) =>
+/** The supervisor of the actors of this process. */
+export const makeSessionSupervisor = (settings: ActorSettings) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Engine | Effect.Effect.Context<ReturnType<typeof runSessionActor>>>()
     const sessions = yield* SessionRepo
@@ -231,6 +238,9 @@ const make = (settings: ActorSettings) =>
           Option.isSome(handle)
             ? Effect.asVoid(handle.value.mailbox.offer(ActorCommand.Restart()))
             : start(sessionId)),
+      release: (sessionId) =>
+        Effect.flatMap(handleOf(sessionId), (handle) =>
+          Option.isSome(handle) ? Effect.zipRight(FiberMap.remove(fibers, sessionId), forget(handle.value)) : Effect.void),
       logout,
       remove: (sessionId) =>
         Effect.gen(function*() {
@@ -247,14 +257,13 @@ const make = (settings: ActorSettings) =>
           Option.isSome(handle)
             ? handle.value.mailbox.offer(ActorCommand.Send({ messageId }))
             : Effect.succeed(false)),
-      useConnection: <A>(
-        sessionId: string,
-        required: SessionStatus,
-        use: (connection: EngineConnection) => Effect.Effect<A, EngineError>
-      ) =>
-        // The mailbox is not generic: the answer travels as `unknown` and is what `use` gave.
+      useConnection: <A>(sessionId: string, required: SessionStatus, call: EngineCall<A>) =>
+        // The mailbox is not generic: the answer travels as `unknown` and is what the call gave.
         ask(sessionId, (reply: Deferred.Deferred<unknown, EngineCallError>) =>
-          ActorCommand.UseConnection({ required, use, reply })) as Effect.Effect<A, EngineCallError | EngineTimeout>,
+          ActorCommand.UseConnection({ required, use: (connection) => applyEngineCall(connection, call), reply })) as Effect.Effect<
+            A,
+            EngineCallError | EngineTimeout
+          >,
       state: (sessionId) =>
         Effect.flatMap(handleOf(sessionId), Option.match({
           onNone: () => Effect.succeedNone,

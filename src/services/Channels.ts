@@ -1,5 +1,6 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { ChannelRepo } from "../layers/store/ChannelRepo.js"
+import { engineCall } from "../runtime/EngineCall.js"
 import type { Channel, ChannelMessage, SubscribeRequest } from "./Channel.js"
 import type { EngineCallError, EngineTimeout } from "./Errors.js"
 import { NotFound } from "./Errors.js"
@@ -31,12 +32,12 @@ const make = Effect.gen(function*() {
 
   const service: ChannelsService = {
     create: (sessionId, name, description) =>
-      call(sessionId, (connection) => connection.channels.create(name, description)).pipe(Effect.tap(keep(sessionId))),
+      call(sessionId, engineCall("channels.create", name, description)).pipe(Effect.tap(keep(sessionId))),
     list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page)),
     get: (sessionId, channelId) =>
       Effect.gen(function*() {
         if (yield* isReady(sessionId)) {
-          const channel = yield* call(sessionId, (connection) => connection.channels.get(channelId))
+          const channel = yield* call(sessionId, engineCall("channels.get", channelId))
           // Only channels the session owns or follows are kept; a looked-up one is not.
           if (channel.role !== "guest") yield* repo.upsert(sessionId, channel)
           return channel
@@ -48,14 +49,13 @@ const make = Effect.gen(function*() {
       }),
     remove: (sessionId, channelId) =>
       Effect.gen(function*() {
-        const channel = yield* call(sessionId, (connection) => connection.channels.get(channelId))
-        yield* call(sessionId, (connection) =>
-          channel.role === "owner" ? connection.channels.delete(channelId) : connection.channels.unsubscribe(channelId))
+        const channel = yield* call(sessionId, engineCall("channels.get", channelId))
+        yield* call(sessionId, channel.role === "owner" ? engineCall("channels.delete", channelId) : engineCall("channels.unsubscribe", channelId))
         yield* repo.remove(sessionId, channelId)
       }),
     subscribe: (sessionId, target) =>
-      call(sessionId, (connection) => connection.channels.subscribe(target)).pipe(Effect.tap(keep(sessionId))),
-    messages: (sessionId, channelId, count) => call(sessionId, (connection) => connection.channels.messages(channelId, count))
+      call(sessionId, engineCall("channels.subscribe", target)).pipe(Effect.tap(keep(sessionId))),
+    messages: (sessionId, channelId, count) => call(sessionId, engineCall("channels.messages", channelId, count))
   }
   return service
 })

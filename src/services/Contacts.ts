@@ -1,5 +1,6 @@
 import { Context, Effect, Layer, type Option } from "effect"
 import { ContactRepo } from "../layers/store/ContactRepo.js"
+import { engineCall } from "../runtime/EngineCall.js"
 import type { ContactCheck, Contact } from "./Contact.js"
 import type { EngineCallError, EngineTimeout, NotFound } from "./Errors.js"
 import type { Page, PageRequest } from "./Pagination.js"
@@ -22,7 +23,7 @@ const make = Effect.gen(function*() {
   const service: ContactsService = {
     check: (sessionId, phone) =>
       Effect.gen(function*() {
-        const [result] = yield* call(sessionId, (connection) => connection.contacts.check([phone]))
+        const [result] = yield* call(sessionId, engineCall("contacts.check", [phone]))
         const checked = result ?? { number: phone, exists: false, chatId: null, lid: null }
         if (checked.exists) yield* repo.see(sessionId, { phone: checked.chatId, lid: checked.lid, name: null })
         return checked

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, PubSub, Schema, Stream } from "effect"
+import { Context, Effect, Layer, PubSub, Schema, type Scope, Stream } from "effect"
 import { EventRepo } from "../layers/store/EventRepo.js"
 import { uuidv7 } from "./Ids.js"
 
@@ -46,20 +46,37 @@ export const makeEvent = (event: EventKind, sessionId: string, data: unknown, at
  * announces does; webhooks are delivered from there. It is also put on an in-process bus for
  * live subscribers (the SSE stream, library users).
  */
-export class Events extends Context.Tag("switchboard/Events")<Events, {
+export interface EventsService {
   readonly publish: (event: DomainEvent) => Effect.Effect<void>
-  /** A live feed from the moment of subscription. Subscribe inside a scope to not miss events. */
-  readonly subscribe: Effect.Effect<Stream.Stream<DomainEvent>, never, import("effect").Scope.Scope>
-}>() {
-  /** A slow subscriber loses the oldest events rather than holding memory without bound; the outbox keeps them all. */
+  /**
+   * A live feed from the moment of subscription: every event of the gateway (in a cluster,
+   * of every runner). Subscribe inside a scope to not miss events.
+   */
+  readonly subscribe: Effect.Effect<Stream.Stream<DomainEvent>, never, Scope.Scope>
+  /** Only the events this process published (what its own metrics count). */
+  readonly subscribeLocal: Effect.Effect<Stream.Stream<DomainEvent>, never, Scope.Scope>
+}
+
+/** The in-process bus; a slow subscriber loses the oldest events rather than holding memory without bound. */
+export const makeEventBus = Effect.map(
+  Effect.acquireRelease(PubSub.sliding<DomainEvent>(16_384), PubSub.shutdown),
+  (pubsub) => ({
+    publish: (event: DomainEvent) => PubSub.publish(pubsub, event),
+    subscribe: Effect.map(PubSub.subscribe(pubsub), Stream.fromQueue)
+  })
+)
+
+export class Events extends Context.Tag("switchboard/Events")<Events, EventsService>() {
+  /** One process: the outbox keeps every event, the bus carries them to live subscribers. */
   static readonly layer = Layer.scoped(
     Events,
     Effect.gen(function*() {
       const outbox = yield* EventRepo
-      const pubsub = yield* Effect.acquireRelease(PubSub.sliding<DomainEvent>(16_384), PubSub.shutdown)
+      const bus = yield* makeEventBus
       return Events.of({
-        publish: (event) => Effect.zipRight(outbox.append(event), PubSub.publish(pubsub, event)).pipe(Effect.asVoid),
-        subscribe: Effect.map(PubSub.subscribe(pubsub), Stream.fromQueue)
+        publish: (event) => Effect.zipRight(outbox.append(event), bus.publish(event)).pipe(Effect.asVoid),
+        subscribe: bus.subscribe,
+        subscribeLocal: bus.subscribe
       })
     })
   )

@@ -1,5 +1,6 @@
 import { Context, Effect, Layer, type Option } from "effect"
 import { LabelRepo } from "../layers/store/LabelRepo.js"
+import { engineCall } from "../runtime/EngineCall.js"
 import type { EngineCallError, EngineTimeout, NotFound } from "./Errors.js"
 import type { Label } from "./Label.js"
 import type { Page, PageRequest } from "./Pagination.js"
@@ -30,15 +31,15 @@ const make = Effect.gen(function*() {
   const service: LabelsService = {
     list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page)),
     create: (sessionId, name, color) =>
-      call(sessionId, (connection) => connection.labels.create(name, color)).pipe(Effect.tap((label) => repo.upsert(sessionId, label))),
+      call(sessionId, engineCall("labels.create", name, color)).pipe(Effect.tap((label) => repo.upsert(sessionId, label))),
     ofChat: (sessionId, chatId) => Effect.zipRight(exists(sessionId), repo.ofChat(sessionId, chatId)),
     addToChat: (sessionId, chatId, labelId) =>
-      call(sessionId, (connection) => connection.labels.addToChat(chatId, labelId)).pipe(
+      call(sessionId, engineCall("labels.addToChat", chatId, labelId)).pipe(
         Effect.zipRight(repo.setOnChat(sessionId, chatId, labelId, true)),
         Effect.zipRight(repo.ofChat(sessionId, chatId))
       ),
     removeFromChat: (sessionId, chatId, labelId) =>
-      call(sessionId, (connection) => connection.labels.removeFromChat(chatId, labelId)).pipe(
+      call(sessionId, engineCall("labels.removeFromChat", chatId, labelId)).pipe(
         Effect.zipRight(repo.setOnChat(sessionId, chatId, labelId, false)),
         Effect.zipRight(repo.ofChat(sessionId, chatId))
       )

@@ -6,6 +6,7 @@ import { MessageRepo } from "../layers/store/MessageRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
 import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
+import { engineCall } from "../runtime/EngineCall.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import {
   Conflict,
@@ -237,8 +238,11 @@ const make = Effect.gen(function*() {
           return yield* new NotFound({ code: "MESSAGE_NOT_FOUND", message: `Message ${messageId} does not exist in chat ${chatId}` })
         }
         const { engineMessageId, from, fromMe } = target.value
-        yield* supervisor.useConnection(sessionId, "ready", (connection) =>
-          connection.react({ chatId, emoji, target: { engineMessageId: engineMessageId!, fromMe, from } }))
+        yield* supervisor.useConnection(
+          sessionId,
+          "ready",
+          engineCall("react", { chatId, emoji, target: { engineMessageId: engineMessageId!, fromMe, from } })
+        )
         const me = session.phone === null ? "" : `${session.phone}@c.us`
         yield* transactionally(Effect.gen(function*() {
           if (!(yield* messages.setReaction(messageId, me, emoji, new Date().toISOString()))) return
@@ -290,7 +294,7 @@ const make = Effect.gen(function*() {
         )
         if (rows.length === 0) return { chatId, read: 0 }
         const engineMessageIds = rows.map((row) => row.engineMessageId!)
-        yield* supervisor.useConnection(sessionId, "ready", (connection) => connection.markRead(chatId, engineMessageIds))
+        yield* supervisor.useConnection(sessionId, "ready", engineCall("markRead", chatId, engineMessageIds))
         const at = new Date().toISOString()
         yield* Effect.forEach(rows, (row) => messages.updateStatus(row.id, "read", at), { discard: true })
         return { chatId, read: rows.length }

@@ -155,7 +155,7 @@ const make = Effect.gen(function*() {
   // table at scrape time: that table grows without bound and a GROUP BY over it every scrape
   // is a full scan, while an event costs one increment. Counters start at 0 with the process,
   // as Prometheus expects (rate() and increase() handle the reset).
-  const feed = yield* events.subscribe
+  const feed = yield* events.subscribeLocal
   yield* Effect.forkScoped(Stream.runForEach(feed, (event) =>
     Effect.sync(() => {
       const count = messageCountOf(event)

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
-import type { EngineConnection, EngineError } from "../runtime/Engine.js"
+import type { EngineCall } from "../runtime/EngineCall.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 
 /**
@@ -13,8 +13,8 @@ export const makeSessionCalls = Effect.gen(function*() {
   const sessions = yield* SessionRepo
   const supervisor = yield* SessionSupervisor
   return {
-    call: <A>(sessionId: string, use: (connection: EngineConnection) => Effect.Effect<A, EngineError>) =>
-      Effect.zipRight(sessions.get(sessionId), supervisor.useConnection(sessionId, "ready", use)),
+    call: <A>(sessionId: string, call: EngineCall<A>) =>
+      Effect.zipRight(sessions.get(sessionId), supervisor.useConnection(sessionId, "ready", call)),
     isReady: (sessionId: string) =>
       Effect.zipRight(
         sessions.get(sessionId),

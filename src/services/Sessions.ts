@@ -2,6 +2,7 @@ import { Context, type Duration, Effect, Layer, Option, Stream } from "effect"
 import QRCode from "qrcode"
 import { type SessionFilter, SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
+import { engineCall } from "../runtime/EngineCall.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { Conflict, type EngineCallError, type EngineTimeout, type NotFound } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
@@ -146,7 +147,7 @@ const make = Effect.gen(function*() {
     pairingCode: (sessionId, phoneNumber) =>
       Effect.zipRight(
         find(sessionId),
-        Effect.map(supervisor.useConnection(sessionId, "qr_ready", (connection) => connection.requestPairingCode(phoneNumber.replace(/^\+/, ""))), (code) => ({ code }))
+        Effect.map(supervisor.useConnection(sessionId, "qr_ready", engineCall("requestPairingCode", phoneNumber.replace(/^\+/, ""))), (code) => ({ code }))
       ),
     me: (sessionId) =>
       Effect.flatMap(find(sessionId), (row) =>

@@ -59,12 +59,13 @@ export const defaultDispatcherOptions: DispatcherOptions = {
  */
 export class WebhookDispatcher extends Context.Tag("switchboard/WebhookDispatcher")<WebhookDispatcher, WebhookDispatcherService>() {
   static readonly layer = (options: Partial<DispatcherOptions> = {}) =>
-    Layer.scoped(WebhookDispatcher, make({ ...defaultDispatcherOptions, ...options }))
+    Layer.scoped(WebhookDispatcher, makeWebhookDispatcher({ ...defaultDispatcherOptions, ...options }))
 }
 
 const TEST_MESSAGE = "A test event from Switchboard: the webhook is reachable and its signature can be verified."
 
-const make = (options: DispatcherOptions) =>
+/** The dispatcher, its loops running in the current scope. */
+export const makeWebhookDispatcher = (options: DispatcherOptions) =>
   Effect.gen(function*() {
     const { webhooks: settings } = yield* AppSettings
     const events = yield* Events

@@ -1,0 +1,63 @@
+import { SqlClient } from "@effect/sql"
+import type { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import { EventRepo } from "../../layers/store/EventRepo.js"
+import { DomainEvent, Events, makeEventBus } from "../../services/Events.js"
+
+/** The Postgres channel every runner listens on. */
+const CHANNEL = "switchboard_events"
+/** Postgres refuses notification payloads from 8000 bytes; a larger event goes by its id. */
+const PAYLOAD_MAX_BYTES = 7_900
+
+const Notification = Schema.parseJson(Schema.Union(DomainEvent, Schema.Struct({ id: Schema.String })))
+const decodeNotification = Schema.decodeUnknownOption(Notification)
+
+/**
+ * Events in a cluster. Publishing writes the outbox as in one process, and announces the event
+ * with `pg_notify` in the same transaction: Postgres hands it to every runner's listener when
+ * (and only if) the change it announces commits. So the live feed of any runner (the SSE
+ * stream, the webhook dispatcher's wake-up) carries the events of sessions on every runner.
+ * A listener that reconnects misses what was announced meanwhile; the outbox still has it
+ * (SSE clients resume with `Last-Event-ID`, webhooks are delivered from the outbox).
+ */
+export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | SqlClient.SqlClient> = Layer.scoped(
+  Events,
+  Effect.gen(function*() {
+    const outbox = yield* EventRepo
+    const sql = yield* SqlClient.SqlClient
+    // The Store's client is a PgClient in a cluster (the settings refuse anything else).
+    const pg = sql as PgClient.PgClient
+    if (typeof pg.listen !== "function") return yield* Effect.dieMessage("CLUSTER=on needs the Store on Postgres")
+    const everywhere = yield* makeEventBus
+    const here = yield* makeEventBus
+
+    const announce = (event: DomainEvent) => {
+      const whole = JSON.stringify(event)
+      const payload = Buffer.byteLength(whole) <= PAYLOAD_MAX_BYTES ? whole : JSON.stringify({ id: event.id })
+      return Effect.orDie(sql`SELECT pg_notify(${CHANNEL}, ${payload})`)
+    }
+
+    const received = (payload: string) =>
+      Effect.gen(function*() {
+        const notification = decodeNotification(payload)
+        if (Option.isNone(notification)) return yield* Effect.logWarning("an unreadable event notification was ignored")
+        const event = "event" in notification.value
+          ? notification.value
+          : yield* outbox.find(notification.value.id)
+        if (event !== undefined) yield* everywhere.publish(event)
+      })
+
+    yield* pg.listen(CHANNEL).pipe(
+      Stream.runForEach(received),
+      Effect.tapErrorCause((cause) => Effect.logWarning("the cluster's event feed was interrupted; listening again", cause)),
+      Effect.retry(Schedule.spaced("1 second")),
+      Effect.forkScoped
+    )
+
+    return Events.of({
+      publish: (event) => Effect.all([outbox.append(event), announce(event), here.publish(event)], { discard: true }),
+      subscribe: everywhere.subscribe,
+      subscribeLocal: here.subscribe
+    })
+  })
+)

@@ -1,0 +1,99 @@
+import type { Sharding } from "@effect/cluster"
+import { Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { SessionRepo } from "../../layers/store/SessionRepo.js"
+import { Conflict, type EngineCallError, type EngineTimeout } from "../../services/Errors.js"
+import type { SessionStatus } from "../../services/Session.js"
+import type { EngineCall } from "../EngineCall.js"
+import type { ActorState } from "../SessionActor.js"
+import { SessionSupervisor, type SessionSupervisorService } from "../SessionSupervisor.js"
+import { ClusterUnreachable } from "./ClusterUnreachable.js"
+import { LocalSupervisor, SessionEntity } from "./SessionEntity.js"
+
+/** How long a lifecycle command may wait for the session's shard to have a runner. */
+const COMMAND_TIMEOUT = Duration.seconds(30)
+/** How long a send waits to be handed to the session's actor; after that it waits in the Store. */
+const HAND_OVER_TIMEOUT = Duration.seconds(3)
+/** How often `watch` asks for the state of a session living on another runner. */
+const WATCH_INTERVAL = Duration.millis(100)
+
+const sameState = (a: ActorState, b: ActorState) =>
+  a.status === b.status && Option.getOrNull(Option.map(a.qr, (qr) => qr.qr)) === Option.getOrNull(Option.map(b.qr, (qr) => qr.qr))
+
+const movingSession = (sessionId: string) =>
+  new Conflict({ code: "SESSION_NOT_READY", message: `session ${sessionId} is moving to another runner; try again shortly` })
+
+/**
+ * The supervisor in a cluster: every command goes to the session's entity through the
+ * cluster's client, wherever the entity lives (this runner or another). What concerns this
+ * runner alone (its running actors, their mailboxes and sends, for metrics and the drain)
+ * comes from the runner's own supervisor.
+ */
+export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalSupervisor | SessionRepo | Sharding.Sharding> = Layer
+  .scoped(
+    SessionSupervisor,
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const local = yield* LocalSupervisor
+      const sessions = yield* SessionRepo
+      const clientFor = yield* SessionEntity.client
+
+      const command = (sessionId: string, run: (client: ReturnType<typeof clientFor>) => Effect.Effect<void, unknown>) =>
+        run(clientFor(sessionId)).pipe(
+          Effect.timeout(COMMAND_TIMEOUT),
+          Effect.catchAll(() => Effect.die(new ClusterUnreachable({ what: `session ${sessionId}` })))
+        )
+
+      const state: SessionSupervisorService["state"] = (sessionId) =>
+        clientFor(sessionId).State().pipe(
+          Effect.timeout(HAND_OVER_TIMEOUT),
+          Effect.catchAll(() => Effect.succeedNone)
+        )
+
+      const service: SessionSupervisorService = {
+        start: (sessionId) => command(sessionId, (client) => client.Start()),
+        stop: (sessionId) => command(sessionId, (client) => client.Stop()),
+        restart: (sessionId) => command(sessionId, (client) => client.Restart()),
+        logout: (sessionId) => command(sessionId, (client) => client.Logout()),
+        remove: (sessionId) => command(sessionId, (client) => client.Remove()),
+        release: local.release,
+        // Not handed over in time: the message is stored `pending` and goes out when the
+        // session's actor starts, wherever that is.
+        send: (sessionId, messageId) =>
+          clientFor(sessionId).Send({ messageId }).pipe(
+            Effect.timeout(HAND_OVER_TIMEOUT),
+            Effect.catchAll(() => Effect.succeed(false))
+          ),
+        useConnection: <A>(sessionId: string, required: SessionStatus, call: EngineCall<A>) =>
+          clientFor(sessionId).Call({ required, call }).pipe(
+            Effect.timeoutFail({ duration: COMMAND_TIMEOUT, onTimeout: () => movingSession(sessionId) }),
+            Effect.catchTags({
+              MailboxFull: () => Effect.fail(movingSession(sessionId)),
+              AlreadyProcessingMessage: () => Effect.fail(movingSession(sessionId)),
+              PersistenceError: () => Effect.fail(movingSession(sessionId))
+            })
+          ) as Effect.Effect<A, EngineCallError | EngineTimeout>,
+        state,
+        // Ends when the session is not running (or cannot be reached), as the local watch does.
+        watch: (sessionId) =>
+          Stream.repeatEffectWithSchedule(state(sessionId), Schedule.spaced(WATCH_INTERVAL)).pipe(
+            Stream.takeWhile(Option.isSome),
+            Stream.map((current) => current.value),
+            Stream.changesWith(sameState)
+          ),
+        // Every runner asks at start, in the background: the entity of a session that should run
+        // starts it (once, wherever its shard lives); asking again is harmless.
+        restore: Effect.gen(function*() {
+          const rows = yield* sessions.listDesiredRunning()
+          yield* Effect.forEach(rows, (row) => service.start(row.id), { concurrency: 16, discard: true }).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("some sessions could not be restored yet; their keep-alive brings them up", cause)),
+            Effect.forkIn(scope)
+          )
+          return rows.length
+        }),
+        running: local.running,
+        mailboxDepths: local.mailboxDepths,
+        outgoing: local.outgoing
+      }
+      return service
+    })
+  )

@@ -1,0 +1,100 @@
+import { Entity } from "@effect/cluster"
+import { Rpc } from "@effect/rpc"
+import { Context, Effect, Option, Schema } from "effect"
+import { SessionRepo } from "../../layers/store/SessionRepo.js"
+import {
+  Conflict,
+  EngineFailure,
+  EngineTimeout,
+  Forbidden,
+  NotFound,
+  NotSupported,
+  ValidationFailed
+} from "../../services/Errors.js"
+import { LastError, SessionStatus } from "../../services/Session.js"
+import { EngineCallSchema } from "../EngineCall.js"
+import type { ActorState } from "../SessionActor.js"
+import type { SessionSupervisorService } from "../SessionSupervisor.js"
+
+/** A session's live state as it crosses between runners (`ActorState`, with the QR's expiry as a date string). */
+export const LiveState = Schema.Struct({
+  status: SessionStatus,
+  qr: Schema.Option(Schema.Struct({ qr: Schema.String, expiresAt: Schema.Date })),
+  lastError: Schema.NullOr(LastError)
+})
+
+/** Every way an engine call can be refused, as the HTTP API reports it. */
+const CallFailure = Schema.Union(Conflict, EngineFailure, NotFound, Forbidden, NotSupported, ValidationFailed, EngineTimeout)
+
+/**
+ * A session in a cluster: one entity per session id, living on the runner that owns the id's
+ * shard. Its commands are the supervisor's, as Rpcs; the runner that hosts it runs the
+ * session's actor (and so holds its engine connection) in the entity's scope.
+ */
+export const SessionEntity = Entity.make("Session", [
+  Rpc.make("Start"),
+  Rpc.make("Stop"),
+  Rpc.make("Restart"),
+  Rpc.make("Logout"),
+  Rpc.make("Remove"),
+  Rpc.make("Send", { payload: { messageId: Schema.String }, success: Schema.Boolean }),
+  Rpc.make("Call", {
+    payload: { required: SessionStatus, call: EngineCallSchema },
+    success: Schema.Unknown,
+    error: CallFailure
+  }),
+  Rpc.make("State", { success: Schema.Option(LiveState) })
+])
+
+/** The supervisor of this runner's own actors, which the entities drive. */
+export class LocalSupervisor extends Context.Tag("switchboard/cluster/LocalSupervisor")<
+  LocalSupervisor,
+  SessionSupervisorService
+>() {}
+
+const toLive = (state: ActorState): typeof LiveState.Type => ({ status: state.status, qr: state.qr, lastError: state.lastError })
+
+/**
+ * The entity's behaviour on the runner that hosts it. Activation (the first command, or the
+ * keep-alive message a runner finds for a shard it took over) starts the actor of a session
+ * that should be running, and keeps the entity alive while it runs. When the entity closes
+ * (its shard moved, or the runner shuts down), the actor is interrupted here before the shard
+ * is let go, so a session is never connected from two runners at once; where the shard goes,
+ * the keep-alive message brings it up again.
+ */
+export const SessionEntityLive = SessionEntity.toLayer(
+  Effect.gen(function*() {
+    const sessionId = (yield* Entity.CurrentAddress).entityId
+    const local = yield* LocalSupervisor
+    const sessions = yield* SessionRepo
+    const entityContext = yield* Effect.context<Entity.CurrentAddress>()
+
+    let keptAlive = false
+    const keepAlive = (enabled: boolean) =>
+      Effect.suspend(() => {
+        if (keptAlive === enabled) return Effect.void
+        keptAlive = enabled
+        return Entity.keepAlive(enabled)
+      }).pipe(Effect.provide(entityContext))
+
+    yield* Effect.addFinalizer(() => local.release(sessionId))
+    const row = yield* Effect.orDie(sessions.findById(sessionId))
+    if (Option.isSome(row) && row.value.desiredRunning) {
+      yield* local.start(sessionId)
+      yield* keepAlive(true)
+    }
+
+    return SessionEntity.of({
+      Start: () => Effect.zipRight(local.start(sessionId), keepAlive(true)),
+      Stop: () => Effect.zipRight(local.stop(sessionId), keepAlive(false)),
+      Restart: () => Effect.zipRight(local.restart(sessionId), keepAlive(true)),
+      Logout: () => Effect.zipRight(local.logout(sessionId), keepAlive(false)),
+      Remove: () => Effect.zipRight(local.remove(sessionId), keepAlive(false)),
+      Send: ({ payload }) => local.send(sessionId, payload.messageId),
+      Call: ({ payload }) => local.useConnection(sessionId, payload.required, payload.call),
+      State: () => Effect.map(local.state(sessionId), Option.map(toLive))
+    })
+  }),
+  // A slow engine call must not hold up a send or a state read; the actor orders what needs order.
+  { concurrency: "unbounded" }
+)
