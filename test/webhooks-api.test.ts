@@ -3,7 +3,8 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { WebhookSettings } from "../src/layers/Config.js"
-import { eventually, readySession, TEST_KEY, type TestGateway, useGateway } from "./support/gateway.js"
+import { eventually, readySession, useGateway } from "./support/gateway.js"
+import { readEvents } from "./support/sse.js"
 
 /** Webhooks CRUD, test sends, deliveries and the live event stream over real HTTP on loopback. */
 
@@ -36,36 +37,6 @@ const startReceiver = async (status: () => number = () => 200) => {
 }
 
 /** Reads Server-Sent Events until `count` frames arrived (or the time is up), then disconnects. */
-const readEvents = async (gateway: TestGateway, query: string, count: number, lastEventId?: string) => {
-  const controller = new AbortController()
-  const headers: Record<string, string> = { "x-api-key": TEST_KEY, ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) }
-  const response = await fetch(`${gateway.baseUrl}/api/events${query}`, { headers, signal: controller.signal })
-  const frames: Array<{ id: string; event: string; data: any }> = []
-  const timer = setTimeout(() => controller.abort(), 5_000)
-  try {
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-    let buffer = ""
-    while (frames.length < count) {
-      const { done, value } = await reader.read()
-      if (done) break
-      buffer += value
-      let end: number
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const frame = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        const fields = Object.fromEntries(frame.split("\n").filter((line) => !line.startsWith(":")).map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 2)]))
-        if (fields.id !== undefined) frames.push({ id: fields.id, event: fields.event!, data: JSON.parse(fields.data!) })
-      }
-    }
-  } catch (error) {
-    if (!controller.signal.aborted) throw error
-  } finally {
-    clearTimeout(timer)
-    controller.abort()
-  }
-  return { status: response.status, contentType: response.headers.get("content-type"), frames }
-}
-
 describe("webhooks over the API", () => {
   const gateway = useGateway({ webhooks: webhookSettings() })
   let receiver: Awaited<ReturnType<typeof startReceiver>>

@@ -59,7 +59,7 @@ export const SwitchboardCore = <EngineOut, E, R>(
 ) => {
   const topology = topologyFromSettings(settings)
   const base = Layer.mergeAll(
-    topology.events.pipe(Layer.provideMerge(storeFromSettings(settings))),
+    Layer.merge(topology.events, topology.cachedCopies).pipe(Layer.provideMerge(storeFromSettings(settings))),
     MediaStore.fromSettings(settings),
     Cache.fromSettings(settings),
     AppSettings.layer(settings),

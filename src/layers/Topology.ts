@@ -10,27 +10,29 @@ import {
 import { NodeClusterSocket } from "@effect/platform-node"
 import { RpcSerialization } from "@effect/rpc"
 import { Duration, Layer, Option } from "effect"
-import { ClusterEventsLive } from "../runtime/cluster/ClusterEvents.js"
+import { ClusterCachedCopiesLive, ClusterEventsLive } from "../runtime/cluster/ClusterEvents.js"
 import { ClusterSupervisorLive } from "../runtime/cluster/ClusterSupervisor.js"
 import { LocalSupervisor, SessionEntityLive } from "../runtime/cluster/SessionEntity.js"
 import { ClusterWebhookDispatcherLive } from "../runtime/cluster/WebhookOutboxEntity.js"
 import type { ActorSettings } from "../runtime/SessionActor.js"
 import { makeSessionSupervisor, SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { defaultDispatcherOptions, WebhookDispatcher } from "../runtime/webhooks/Dispatcher.js"
+import { CachedCopies } from "../services/CachedCopies.js"
 import { Events } from "../services/Events.js"
 import type { ClusterSettings, Settings } from "./Config.js"
 
 /**
- * How the gateway's processes are arranged, picked by `CLUSTER`: the three layers that differ
+ * How the gateway's processes are arranged, picked by `CLUSTER`: the layers that differ
  * between one process and a cluster. Everything above them (the HTTP API, the services, the
  * webhooks' API) is the same either way.
  *
  * - `off`: the supervisor runs every session's actor in this process; events go over an
- *   in-process bus; this process dispatches the webhook outbox.
+ *   in-process bus; this process dispatches the webhook outbox; its caches are its own.
  * - `on`: sessions are `Session` entities of @effect/cluster, sharded over the runners that
  *   share the Postgres Store; the supervisor sends each command to the session's entity
  *   wherever it lives; events reach every runner through Postgres notifications; the webhook
- *   outbox has one dispatcher entity in the whole cluster.
+ *   outbox has one dispatcher entity in the whole cluster; a key changed on one runner is
+ *   forgotten by every runner's lookup cache at once.
  */
 export const topologyFromSettings = (settings: Settings) => {
   const actorSettings: ActorSettings = {
@@ -41,6 +43,7 @@ export const topologyFromSettings = (settings: Settings) => {
   if (!settings.cluster.enabled) {
     return {
       events: Events.layer,
+      cachedCopies: CachedCopies.singleProcess,
       supervisor: SessionSupervisor.layer(actorSettings),
       dispatcher: WebhookDispatcher.layer()
     }
@@ -50,6 +53,7 @@ export const topologyFromSettings = (settings: Settings) => {
   const local = Layer.scoped(LocalSupervisor, makeSessionSupervisor(actorSettings))
   return {
     events: ClusterEventsLive,
+    cachedCopies: ClusterCachedCopiesLive,
     supervisor: Layer.merge(ClusterSupervisorLive, SessionEntityLive).pipe(Layer.provide(local), Layer.provide(sharding)),
     dispatcher: ClusterWebhookDispatcherLive(defaultDispatcherOptions).pipe(Layer.provide(sharding))
   }

@@ -4,6 +4,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../layers/Config.js"
 import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../layers/store/ApiKeyRepo.js"
 import type { ApiKey, CreateApiKeyRequest, CreatedApiKey, Role, UpdateApiKeyRequest } from "./ApiKey.js"
+import { CachedCopies } from "./CachedCopies.js"
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from "./Errors.js"
 import { uuidv7 } from "./Ids.js"
 import { type NetworkList, networkList } from "./network/cidr.js"
@@ -50,7 +51,7 @@ export interface ApiKeysService {
 }
 
 export class ApiKeys extends Context.Tag("switchboard/ApiKeys")<ApiKeys, ApiKeysService>() {
-  static readonly layer = Layer.effect(ApiKeys, Effect.suspend(() => make))
+  static readonly layer = Layer.scoped(ApiKeys, Effect.suspend(() => make))
 }
 
 const invalidKey = new Unauthorized({ code: "UNAUTHORIZED", message: "a valid API key is required (X-API-Key header)" })
@@ -85,6 +86,9 @@ const expiryOf = (expiresAt: DateTime.Utc | null | undefined) =>
 
 /** A key's last use is written at most this often: every request reads it, few need to write it. */
 const TOUCH_INTERVAL_MS = 60_000
+
+/** What `CachedCopies` calls a change of keys. */
+const KEYS_TOPIC = "api_keys"
 
 const make = Effect.gen(function*() {
   const repo = yield* ApiKeyRepo
@@ -132,9 +136,11 @@ const make = Effect.gen(function*() {
   }).pipe(Effect.orDie)
 
   // Every request authenticates: remember lookups briefly instead of querying each time. Key
-  // management through this service forgets them at once; another gateway's change to a
-  // shared database is seen within the TTL.
+  // management forgets them at once, here and (in a cluster) on every runner; another
+  // gateway's change to a shared database is seen within the TTL.
   const lookups = yield* Cache.make({ capacity: 10_000, timeToLive: Duration.seconds(5), lookup: repo.findByHash })
+  const cachedCopies = yield* CachedCopies
+  yield* cachedCopies.onChange(KEYS_TOPIC, lookups.invalidateAll)
   const lastTouched = new Map<string, number>()
 
   const touch = (keyId: string) => {
@@ -178,7 +184,7 @@ const make = Effect.gen(function*() {
       return yield* new Conflict({ code: "LAST_ADMIN_KEY", message: "this is the last working admin key; create another admin key first" })
     })
 
-  const forgetLookups = lookups.invalidateAll
+  const forgetLookups = Effect.zipRight(lookups.invalidateAll, cachedCopies.changed(KEYS_TOPIC))
 
   const service: ApiKeysService = {
     authenticate,

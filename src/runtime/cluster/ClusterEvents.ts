@@ -1,11 +1,13 @@
 import { SqlClient } from "@effect/sql"
-import type { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { EventRepo } from "../../layers/store/EventRepo.js"
+import { CachedCopies } from "../../services/CachedCopies.js"
 import { DomainEvent, Events, makeEventBus } from "../../services/Events.js"
+import { listenScoped, notify, postgresOf } from "./postgresChannel.js"
 
 /** The Postgres channel every runner listens on. */
 const CHANNEL = "switchboard_events"
+const CHANGES_CHANNEL = "switchboard_changes"
 /** Postgres refuses notification payloads from 8000 bytes; a larger event goes by its id. */
 const PAYLOAD_MAX_BYTES = 7_900
 
@@ -25,16 +27,14 @@ export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | SqlClient
   Effect.gen(function*() {
     const outbox = yield* EventRepo
     const sql = yield* SqlClient.SqlClient
-    // The Store's client is a PgClient in a cluster (the settings refuse anything else).
-    const pg = sql as PgClient.PgClient
-    if (typeof pg.listen !== "function") return yield* Effect.dieMessage("CLUSTER=on needs the Store on Postgres")
+    const pg = yield* postgresOf(sql)
     const everywhere = yield* makeEventBus
     const here = yield* makeEventBus
 
     const announce = (event: DomainEvent) => {
       const whole = JSON.stringify(event)
       const payload = Buffer.byteLength(whole) <= PAYLOAD_MAX_BYTES ? whole : JSON.stringify({ id: event.id })
-      return Effect.orDie(sql`SELECT pg_notify(${CHANNEL}, ${payload})`)
+      return notify(sql, CHANNEL, payload)
     }
 
     const received = (payload: string) =>
@@ -47,17 +47,25 @@ export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | SqlClient
         if (event !== undefined) yield* everywhere.publish(event)
       })
 
-    yield* pg.listen(CHANNEL).pipe(
-      Stream.runForEach(received),
-      Effect.tapErrorCause((cause) => Effect.logWarning("the cluster's event feed was interrupted; listening again", cause)),
-      Effect.retry(Schedule.spaced("1 second")),
-      Effect.forkScoped
-    )
+    yield* listenScoped(pg, CHANNEL, received)
 
     return Events.of({
       publish: (event) => Effect.all([outbox.append(event), announce(event), here.publish(event)], { discard: true }),
       subscribe: everywhere.subscribe,
       subscribeLocal: here.subscribe
+    })
+  })
+)
+
+/** Key lookups and other cached copies, told of changes made on other runners over `switchboard_changes`. */
+export const ClusterCachedCopiesLive: Layer.Layer<CachedCopies, never, SqlClient.SqlClient> = Layer.effect(
+  CachedCopies,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pg = yield* postgresOf(sql)
+    return CachedCopies.of({
+      changed: (topic) => notify(sql, CHANGES_CHANNEL, topic),
+      onChange: (topic, forget) => listenScoped(pg, CHANGES_CHANNEL, (changed) => (changed === topic ? forget : Effect.void))
     })
   })
 )

@@ -1,0 +1,100 @@
+/**
+ * Two runners of one cluster (real processes, CLUSTER=on, one Postgres, one Redis): sessions
+ * are spread over them, and either runner's API serves every session as if it were its own:
+ * the live event stream carries the events of sessions hosted elsewhere, and a key revoked on
+ * one runner stops working on the other at once, not after its lookup cache expires.
+ */
+import { beforeAll, describe, expect, it } from "vitest"
+import { eventually, TEST_KEY } from "./support/gateway.js"
+import { type Runner, startCluster } from "./support/cluster.js"
+import { useGatewayProcesses } from "./support/process.js"
+import { unavailable } from "./support/servers/availability.js"
+import { readEvents } from "./support/sse.js"
+
+useGatewayProcesses()
+
+/** The sessions whose actor runs in this runner's process, from its own metrics. */
+const hostedBy = async (runner: Runner): Promise<Set<string>> => {
+  const scrape = await fetch(`${runner.baseUrl}/api/metrics`, { headers: { "x-api-key": TEST_KEY } })
+  const text = await scrape.text()
+  return new Set(Array.from(text.matchAll(/^switchboard_session_mailbox_depth\{session_id="([^"]+)"\}/gm), (match) => match[1]!))
+}
+
+describe.skipIf(unavailable("postgres", "cluster runners") ?? unavailable("redis", "cluster runners"))("a cluster of two runners", () => {
+  let runners: ReadonlyArray<Runner>
+  const sessionIds: Array<string> = []
+
+  beforeAll(async () => {
+    runners = (await startCluster(2)).runners
+    for (let i = 0; i < 8; i++) {
+      const created = await runners[i % 2]!.call("POST", "/api/sessions", { body: { name: `spread-${i}`, autoStart: true } })
+      expect(created.status).toBe(201)
+      sessionIds.push(created.body.id)
+    }
+    for (const id of sessionIds) {
+      await eventually(() => runners[0]!.call("GET", `/api/sessions/${id}`), (r) => r.body.status === "ready", 30_000)
+    }
+  }, 90_000)
+
+  it("hosts every session on exactly one runner, and both runners host some", async () => {
+    const [first, second] = await eventually(
+      () => Promise.all(runners.map(hostedBy)),
+      ([a, b]) => a!.size + b!.size === sessionIds.length,
+      10_000
+    )
+    expect([...first!].filter((id) => second!.has(id))).toEqual([])
+    expect(new Set([...first!, ...second!])).toEqual(new Set(sessionIds))
+    expect(first!.size).toBeGreaterThan(0)
+    expect(second!.size).toBeGreaterThan(0)
+  })
+
+  it("streams, on each runner, the events of the sessions the other one hosts", async () => {
+    const hosts = await Promise.all(runners.map(hostedBy))
+    for (const [index, runner] of runners.entries()) {
+      const elsewhere = sessionIds.find((id) => hosts[1 - index]!.has(id))!
+      const stream = readEvents(runner, `?sessionId=${elsewhere}&events=message.sent`, 1)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      // Sent through the host's own API: the other runner learns of it only through the cluster.
+      const sent = await runners[1 - index]!.call("POST", `/api/sessions/${elsewhere}/messages/send-text`, {
+        body: { chatId: "15550004321@c.us", text: `to runner ${index}` }
+      })
+      expect(sent.status).toBe(201)
+      const { frames, status } = await stream
+      expect(status).toBe(200)
+      expect(frames[0]).toMatchObject({ event: "message.sent", data: { sessionId: elsewhere, data: { message: { id: sent.body.messageId } } } })
+    }
+  })
+
+  it("answers for a session hosted elsewhere: QR refusal, engine calls and stop/start go to the host", async () => {
+    const hosts = await Promise.all(runners.map(hostedBy))
+    const elsewhere = sessionIds.find((id) => hosts[1]!.has(id))!
+    const asked = runners[0]!
+    const qr = await asked.call("GET", `/api/sessions/${elsewhere}/qr`)
+    expect([qr.status, qr.body.code]).toEqual([409, "SESSION_NOT_READY"])
+    const checked = await asked.call("GET", `/api/sessions/${elsewhere}/contacts/check/15550001111`)
+    expect(checked.status).toBe(200)
+    const stopped = await asked.call("POST", `/api/sessions/${elsewhere}/stop`)
+    expect([stopped.status, stopped.body.status]).toEqual([200, "stopped"])
+    expect((await hostedBy(runners[1]!)).has(elsewhere)).toBe(false)
+    const started = await asked.call("POST", `/api/sessions/${elsewhere}/start`)
+    expect(started.status).toBe(200)
+    await eventually(() => asked.call("GET", `/api/sessions/${elsewhere}`), (r) => r.body.status === "ready", 15_000)
+    // Still where its shard is: the start went to the host, not to the runner that was asked.
+    expect((await hostedBy(runners[1]!)).has(elsewhere)).toBe(true)
+    expect((await hostedBy(runners[0]!)).has(elsewhere)).toBe(false)
+  })
+
+  it("stops accepting a key on every runner as soon as one runner revoked it", async () => {
+    const created = await runners[0]!.call("POST", "/api/auth/api-keys", { body: { name: "short-lived", role: "viewer" } })
+    expect(created.status).toBe(201)
+    const key: string = created.body.key
+    // The other runner has looked the key up, and would remember it for 5 s.
+    expect((await runners[1]!.call("GET", "/api/sessions", { key })).status).toBe(200)
+    const revoked = await runners[0]!.call("POST", `/api/auth/api-keys/${created.body.id}/revoke`)
+    expect(revoked.status).toBe(200)
+    const startedAt = Date.now()
+    const refused = await eventually(() => runners[1]!.call("GET", "/api/sessions", { key }), (r) => r.status === 401, 1_500)
+    expect(refused.body.code).toBe("UNAUTHORIZED")
+    expect(Date.now() - startedAt).toBeLessThan(1_500)
+  })
+})
