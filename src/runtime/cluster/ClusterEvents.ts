@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer } from "effect"
 import { EventRepo } from "../../layers/store/EventRepo.js"
 import { CachedCopies } from "../../services/CachedCopies.js"
-import { DomainEvent, Events, makeEventBus } from "../../services/Events.js"
+import { type DomainEvent, Events, makeEventBus } from "../../services/Events.js"
 import { listenScoped, notify, postgresOf } from "./postgresChannel.js"
 
 /** The Postgres channel every runner listens on. */
@@ -11,8 +11,20 @@ const CHANGES_CHANNEL = "switchboard_changes"
 /** Postgres refuses notification payloads from 8000 bytes; a larger event goes by its id. */
 const PAYLOAD_MAX_BYTES = 7_900
 
-const Notification = Schema.parseJson(Schema.Union(DomainEvent, Schema.Struct({ id: Schema.String })))
-const decodeNotification = Schema.decodeUnknownOption(Notification)
+/**
+ * A notification is an event this gateway wrote itself (or its id): it is parsed, not decoded
+ * with the schema, since every runner reads every event and the schema's cost would grow with
+ * the number of runners.
+ */
+const readNotification = (payload: string): DomainEvent | { readonly id: string } | undefined => {
+  try {
+    const value: unknown = JSON.parse(payload)
+    if (typeof value !== "object" || value === null || typeof (value as { id?: unknown }).id !== "string") return undefined
+    return value as DomainEvent | { readonly id: string }
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * Events in a cluster. Publishing writes the outbox as in one process, and announces the event
@@ -39,11 +51,9 @@ export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | SqlClient
 
     const received = (payload: string) =>
       Effect.gen(function*() {
-        const notification = decodeNotification(payload)
-        if (Option.isNone(notification)) return yield* Effect.logWarning("an unreadable event notification was ignored")
-        const event = "event" in notification.value
-          ? notification.value
-          : yield* outbox.find(notification.value.id)
+        const notification = readNotification(payload)
+        if (notification === undefined) return yield* Effect.logWarning("an unreadable event notification was ignored")
+        const event = "event" in notification ? notification : yield* outbox.find(notification.id)
         if (event !== undefined) yield* everywhere.publish(event)
       })
 
