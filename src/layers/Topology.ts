@@ -12,6 +12,7 @@ import { RpcSerialization } from "@effect/rpc"
 import { Duration, Layer, Option } from "effect"
 import { ClusterCachedCopiesLive, ClusterEventsLive } from "../runtime/cluster/ClusterEvents.js"
 import { ClusterSupervisorLive } from "../runtime/cluster/ClusterSupervisor.js"
+import { ReconcilerLive } from "../runtime/cluster/Reconciler.js"
 import { LocalSupervisor, SessionEntityLive } from "../runtime/cluster/SessionEntity.js"
 import { ClusterWebhookDispatcherLive } from "../runtime/cluster/WebhookOutboxEntity.js"
 import type { ActorSettings } from "../runtime/SessionActor.js"
@@ -54,18 +55,24 @@ export const topologyFromSettings = (settings: Settings) => {
   return {
     events: ClusterEventsLive,
     cachedCopies: ClusterCachedCopiesLive,
-    supervisor: Layer.merge(ClusterSupervisorLive, SessionEntityLive).pipe(Layer.provide(local), Layer.provide(sharding)),
+    supervisor: Layer.mergeAll(ClusterSupervisorLive, SessionEntityLive, ReconcilerLive).pipe(
+      Layer.provide(local),
+      Layer.provide(sharding)
+    ),
     dispatcher: ClusterWebhookDispatcherLive(defaultDispatcherOptions).pipe(Layer.provide(sharding))
   }
 }
 
 /**
  * Failover timing. A runner that stops answering is marked unhealthy after a health check
- * (5 pings, 500 ms apart) and its shards go to the others; a session it hosted is started by
- * its new runner from the keep-alive message found in storage, polled every second.
+ * (5 pings, 500 ms apart, every 3 s) and its shards go to the others. If the dead runner was
+ * the one running the health checks, its shards go when its lock heartbeat (every 3 s)
+ * expires, after 12 s. A session it hosted is started by its new runner from the keep-alive
+ * message found in storage (polled every second) or by the next reconcile pass (every 5 s).
  */
 const failover = {
   runnerHealthCheckInterval: Duration.seconds(3),
+  shardLockExpiration: Duration.seconds(15),
   entityMessagePollInterval: Duration.seconds(1),
   refreshAssignmentsInterval: Duration.seconds(1)
 }

@@ -1,5 +1,5 @@
 import type { Sharding } from "@effect/cluster"
-import { Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Cause, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { SessionRepo } from "../../layers/store/SessionRepo.js"
 import { Conflict, type EngineCallError, type EngineTimeout } from "../../services/Errors.js"
 import type { SessionStatus } from "../../services/Session.js"
@@ -18,6 +18,29 @@ const WATCH_INTERVAL = Duration.millis(100)
 
 const sameState = (a: ActorState, b: ActorState) =>
   a.status === b.status && Option.getOrNull(Option.map(a.qr, (qr) => qr.qr)) === Option.getOrNull(Option.map(b.qr, (qr) => qr.qr))
+
+/**
+ * Recovers from whatever went wrong on the way to the session's runner: a failure, a timeout,
+ * or a defect (a socket to a runner that just died fails with one). Interruption is not
+ * recovered from: it is the caller going away.
+ */
+const whenUnreachable = <A, E, B, E2>(onUnreachable: (cause: Cause.Cause<E>) => Effect.Effect<B, E2>) =>
+(effect: Effect.Effect<A, E>): Effect.Effect<A | B, E2> =>
+  Effect.catchAllCause(effect, (cause) =>
+    // An interruption only carries no failure of type E.
+    Cause.isInterruptedOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : onUnreachable(cause))
+
+const engineRefusals: ReadonlySet<unknown> = new Set([
+  "Conflict",
+  "EngineFailure",
+  "NotFound",
+  "Forbidden",
+  "NotSupported",
+  "ValidationFailed",
+  "EngineTimeout"
+])
+const isEngineRefusal = (error: unknown): error is EngineCallError | EngineTimeout =>
+  typeof error === "object" && error !== null && engineRefusals.has((error as { readonly _tag?: unknown })._tag)
 
 const movingSession = (sessionId: string) =>
   new Conflict({ code: "SESSION_NOT_READY", message: `session ${sessionId} is moving to another runner; try again shortly` })
@@ -40,13 +63,13 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
       const command = (sessionId: string, run: (client: ReturnType<typeof clientFor>) => Effect.Effect<void, unknown>) =>
         run(clientFor(sessionId)).pipe(
           Effect.timeout(COMMAND_TIMEOUT),
-          Effect.catchAll(() => Effect.die(new ClusterUnreachable({ what: `session ${sessionId}` })))
+          whenUnreachable(() => Effect.die(new ClusterUnreachable({ what: `session ${sessionId}` })))
         )
 
       const state: SessionSupervisorService["state"] = (sessionId) =>
         clientFor(sessionId).State().pipe(
           Effect.timeout(HAND_OVER_TIMEOUT),
-          Effect.catchAll(() => Effect.succeedNone)
+          whenUnreachable(() => Effect.succeedNone)
         )
 
       const service: SessionSupervisorService = {
@@ -61,15 +84,17 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
         send: (sessionId, messageId) =>
           clientFor(sessionId).Send({ messageId }).pipe(
             Effect.timeout(HAND_OVER_TIMEOUT),
-            Effect.catchAll(() => Effect.succeed(false))
+            whenUnreachable(() => Effect.succeed(false))
           ),
         useConnection: <A>(sessionId: string, required: SessionStatus, call: EngineCall<A>) =>
           clientFor(sessionId).Call({ required, call }).pipe(
-            Effect.timeoutFail({ duration: COMMAND_TIMEOUT, onTimeout: () => movingSession(sessionId) }),
-            Effect.catchTags({
-              MailboxFull: () => Effect.fail(movingSession(sessionId)),
-              AlreadyProcessingMessage: () => Effect.fail(movingSession(sessionId)),
-              PersistenceError: () => Effect.fail(movingSession(sessionId))
+            Effect.timeout(COMMAND_TIMEOUT),
+            // The engine's own refusals pass through; anything else means the session is moving.
+            whenUnreachable((cause) => {
+              const failure = Cause.failureOption(cause)
+              return Option.isSome(failure) && isEngineRefusal(failure.value)
+                ? Effect.fail(failure.value)
+                : Effect.fail(movingSession(sessionId))
             })
           ) as Effect.Effect<A, EngineCallError | EngineTimeout>,
         state,

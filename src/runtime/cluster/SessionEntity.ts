@@ -43,7 +43,9 @@ export const SessionEntity = Entity.make("Session", [
     success: Schema.Unknown,
     error: CallFailure
   }),
-  Rpc.make("State", { success: Schema.Option(LiveState) })
+  Rpc.make("State", { success: Schema.Option(LiveState) }),
+  /** Nothing, but bringing the entity up if it is not (see `Reconciler`). */
+  Rpc.make("Ensure")
 ])
 
 /** The supervisor of this runner's own actors, which the entities drive. */
@@ -92,7 +94,8 @@ export const SessionEntityLive = SessionEntity.toLayer(
       Remove: () => Effect.zipRight(local.remove(sessionId), keepAlive(false)),
       Send: ({ payload }) => local.send(sessionId, payload.messageId),
       Call: ({ payload }) => local.useConnection(sessionId, payload.required, payload.call),
-      State: () => Effect.map(local.state(sessionId), Option.map(toLive))
+      State: () => Effect.map(local.state(sessionId), Option.map(toLive)),
+      Ensure: () => Effect.void
     })
   }),
   // A slow engine call must not hold up a send or a state read; the actor orders what needs order.

@@ -20,7 +20,8 @@ export const WebhookOutboxEntity = Entity.make("WebhookOutbox", [
   Rpc.make("Redeliver", { payload: { deliveryId: Schema.String } })
 ])
 
-const OUTBOX = "outbox"
+/** The one dispatcher's entity id. */
+export const OUTBOX = "outbox"
 /** How long an API call waits for the dispatcher's runner (a test attempt is bounded by the webhook timeout). */
 const CALL_TIMEOUT = Duration.seconds(60)
 
