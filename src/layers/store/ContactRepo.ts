@@ -56,7 +56,11 @@ export class ContactRepo extends Effect.Service<ContactRepo>()("switchboard/Cont
           known[0]!.lid === merged.lid && known[0]!.name === merged.name
         if (unchanged) return
         if (known.length > 0) yield* sql`DELETE FROM contacts WHERE session_id = ${sessionId} AND id IN ${sql.in(known.map((c) => c.id))}`
-        yield* sql`INSERT INTO contacts ${sql.insert({ session_id: sessionId, id, ...merged, updated_at: new Date().toISOString() })}`
+        // Two sightings of a new contact at once (on Postgres, where they run side by side) both
+        // find nothing: the second one updates the row the first one made.
+        yield* sql`INSERT INTO contacts ${sql.insert({ session_id: sessionId, id, ...merged, updated_at: new Date().toISOString() })}
+          ON CONFLICT (session_id, id) DO UPDATE SET phone = excluded.phone, lid = excluded.lid, name = excluded.name,
+          updated_at = excluded.updated_at`
       },
       sql.withTransaction,
       Effect.orDie
