@@ -108,15 +108,15 @@ const make = Effect.gen(function*() {
       Effect.fail(new ServiceUnavailable({ code: "MEDIA_STORE_UNAVAILABLE", message: "the media store cannot be reached; try again" }))
     )
 
-  /** The session, if it accepts sends now (ready, or disconnected: they wait for the reconnect). */
+  /** The session, if it accepts sends now (see `acceptsSends`: they wait for the session to be ready). */
   const sendingSession = (sessionId: string) =>
     Effect.flatMap(sessions.get(sessionId), (session) =>
-      acceptsSends(session.status)
+      acceptsSends(session.status, session.phone !== null)
         ? Effect.succeed(session)
         : Effect.fail(
           new Conflict({
             code: "SESSION_NOT_READY",
-            message: `session is ${session.status}; messages are accepted while it is ready or disconnected`
+            message: `session is ${session.status}; messages are accepted while it is ready, or linked and reconnecting`
           })
         ))
 

@@ -23,8 +23,13 @@ export const runningStatuses: ReadonlySet<SessionStatus> = new Set([
   "disconnected"
 ])
 
-/** Sends are accepted (and queued) in these statuses. */
-export const acceptsSends = (status: SessionStatus) => status === "ready" || status === "disconnected"
+/**
+ * Sends are accepted (and queued) while the session is ready, or linked and on its way back:
+ * disconnected, or connecting again with its credentials (after a restart, or on another
+ * runner after a failover). A session that was never linked refuses them.
+ */
+export const acceptsSends = (status: SessionStatus, linked: boolean) =>
+  status === "ready" || status === "disconnected" || (linked && (status === "initializing" || status === "authenticating"))
 
 export const EngineName = Schema.Literal("sandbox", "baileys")
 export type EngineName = typeof EngineName.Type
