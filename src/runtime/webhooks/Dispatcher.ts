@@ -83,7 +83,12 @@ export const makeWebhookDispatcher = (options: DispatcherOptions) =>
     )
     const attemptDelivery = yield* makeAttemptDelivery({ timeout: settings.timeout, agent, isAllowed }, options.retrySchedule)
     const worker = yield* makeDeliveryWorker(
-      { concurrency: settings.concurrency, perWebhookConcurrency: settings.perWebhookConcurrency, idlePoll: options.pollInterval },
+      {
+        concurrency: settings.concurrency,
+        perWebhookConcurrency: settings.perWebhookConcurrency,
+        idlePoll: options.pollInterval,
+        finishWithin: Duration.sum(settings.timeout, Duration.seconds(1))
+      },
       (delivery) => attemptDelivery(delivery, { scheduled: true })
     )
 

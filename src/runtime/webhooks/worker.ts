@@ -11,6 +11,8 @@ export interface WorkerLimits {
   readonly perWebhookConcurrency: number
   /** The longest the worker sleeps between looks at the Store when nothing wakes it. */
   readonly idlePoll: Duration.Duration
+  /** How long closing the worker waits for the attempts in flight (one attempt's timeout). */
+  readonly finishWithin: Duration.Duration
 }
 
 /**
@@ -67,8 +69,10 @@ export interface DeliveryWorker {
  * (asking the Store for due deliveries other than those in flight and those of webhooks at
  * their limit, so a dead receiver's backlog never hides another's), and forks one fiber per
  * attempt. With nothing to claim it sleeps until the next delivery is due, a finished attempt
- * frees a slot, or it is woken. Attempt fibers belong to the worker's scope: closing it
- * interrupts them, and their deliveries stay pending, to be attempted after a restart.
+ * frees a slot, or it is woken. Attempt fibers belong to the worker's scope: closing it lets
+ * the attempts in flight finish and record their outcome (within `finishWithin`), so a
+ * dispatcher handed to another runner does not send them again; an attempt cut off anyway
+ * stays pending and is made again after the restart.
  */
 export const makeDeliveryWorker = (
   limits: WorkerLimits,
@@ -80,6 +84,9 @@ export const makeDeliveryWorker = (
     const claiming = yield* Effect.makeSemaphore(1)
     const inFlight = new InFlight()
     const fibers = yield* FiberSet.make<unknown>()
+    // Runs before the set interrupts what is left (finalizers run last-added first), and after
+    // the loop that claims deliveries has stopped (it is forked later in the same scope).
+    yield* Effect.addFinalizer(() => Effect.timeoutOption(FiberSet.awaitEmpty(fibers), limits.finishWithin))
 
     const release = (delivery: DeliveryRef) => Effect.zipRight(Effect.sync(() => inFlight.remove(delivery)), signal.raise)
 
