@@ -9,9 +9,33 @@ import type { Account } from "./pairing.js"
 import type { LinkCodeHello } from "./pairing-code.js"
 import type { ClientKeys } from "./signal.js"
 
+/**
+ * One socket that logged in as an account, from the moment the peer accepted it until it closed:
+ * what a test reads to tell whether an account was ever connected twice at once.
+ */
+export interface LoginRecord {
+  readonly phone: string
+  readonly device: number
+  /** the socket was accepted (before the handshake), ms since the epoch */
+  readonly openedAt: number
+  /** `<success>` was sent */
+  readonly loggedInAt: number
+  /** the socket closed; undefined while it is open */
+  closedAt: number | undefined
+  /** the account's other logged-in sockets still open (not yet closed) at this login: 0 unless
+   *  two clients hold the account at once */
+  readonly concurrent: number
+  /** of those, the ones the peer told `conflict/replaced` (the 440 a client sees) */
+  readonly replaced: number
+  /** the client's TCP port (to tell sockets apart in a failure message) */
+  readonly remotePort: number | undefined
+}
+
 /** The slice of a `ws` WebSocket the peer uses (ws ships no types here). */
 export interface RawSocket {
   readonly readyState: number
+  /** the underlying TCP socket (`ws` exposes it as `_socket`) */
+  readonly _socket?: { readonly remotePort?: number | undefined } | undefined
   send(data: Buffer): void
   close(code?: number): void
   terminate(): void
@@ -39,6 +63,10 @@ export class Connection {
   /** true between `<success>` and close */
   online = false
   closed = false
+  /** when the peer accepted the websocket (ms since the epoch) */
+  readonly openedAt = Date.now()
+  /** set on `<success>`: this socket's entry in the peer's `logins` (its close time is filled in) */
+  login: LoginRecord | undefined
   /** messages written to this client and not yet receipted: redelivered after its next login
    *  if the socket goes away first */
   readonly unacked = new Map<string, (conn: Connection) => Promise<void>>()

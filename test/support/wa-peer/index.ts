@@ -47,6 +47,13 @@
  * `pairing-code` (phone: a client called requestPairingCode; then `peer.enterCode(code, {phone})`),
  * `received` (ReceivedMessage), `receipt` ({ phone, id, type }), `peer-error` (Error).
  *
+ * Logins (`peer.logins`, `peer.loginsOf(phone)`, `peer.openLogins(phone)`, `peer.maxConcurrentLogins(phone)`):
+ * every socket that logged in as an account, with when it was accepted, logged in and closed, and
+ * how many other sockets of the account were still open at its login (a client that replaces
+ * another: `concurrent` 1, `replaced` 1). A gateway in another process (`node dist/main.js`) reaches
+ * the peer with `peer.processEnv()`: WA_WS_URL, and a preload that makes its Baileys trust the
+ * peer's noise certificate (./trust-peer-root.mjs).
+ *
  * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
  * cannot scan by itself); one linked device per account (a member account's phone, not its linked
  * device, reads what a client sends a group); no app-state (labels), `w:mex` (channels), calls,
@@ -58,6 +65,7 @@ export { WaPeer, type ScanOptions, type WaPeerOptions } from "./peer.js"
 export { FakeContact, type ReceivedMessage, type SendOptions } from "./contacts.js"
 export { type DownloadedMedia, type MediaKind, type OutgoingMedia } from "./media.js"
 export { MediaServer, type MediaRequest } from "./media-server.js"
+export { type LoginRecord } from "./connection.js"
 export { type ReceivedReaction } from "./reactions.js"
 export { lidJid, pnJid, type Account } from "./pairing.js"
 export { GroupDirectory, GroupError, PeerGroup, type ParticipantAction, type Role } from "./groups.js"

@@ -3,7 +3,9 @@
  * and the phones of its accounts, for the real Baileys client. See ./index.ts for an overview.
  */
 import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
 import { Curve, type BinaryNode, proto } from "@whiskeysockets/baileys"
+import type { LoginRecord } from "./connection.js"
 import { FakeContact, type ContactHost, type ReceivedMessage } from "./contacts.js"
 import { peerCertificates } from "./frames.js"
 import { sendFromContactToGroup } from "./group-messages.js"
@@ -109,6 +111,36 @@ export class WaPeer extends PeerServer implements ContactHost {
   /** Cut the account's sockets without a word (the client sees the connection close). */
   drop(phone: string): void {
     for (const conn of this.live(this.accounts.get(phone))) conn.terminate()
+  }
+
+  /**
+   * What a gateway in another process (`node dist/main.js`) needs to use this peer: WA_WS_URL,
+   * the peer's noise root trusted by a preload (./trust-peer-root.mjs), and the media server's
+   * certificate as an extra CA (uploads and downloads).
+   */
+  processEnv(): Record<string, string> {
+    const preload = new URL("./trust-peer-root.mjs", import.meta.url).href
+    return {
+      WA_WS_URL: this.url,
+      WA_PEER_ROOT_KEY: peerCertificates().rootPublicKey.toString("hex"),
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${preload}`].filter(Boolean).join(" "),
+      NODE_EXTRA_CA_CERTS: fileURLToPath(new URL("./media-tls.cert.pem", import.meta.url))
+    }
+  }
+
+  /** The account's logins so far, oldest first (see `logins`). */
+  loginsOf(phone: string): LoginRecord[] {
+    return this.logins.filter(login => login.phone === phone)
+  }
+
+  /** The account's logged-in sockets that are still open. */
+  openLogins(phone: string): LoginRecord[] {
+    return this.loginsOf(phone).filter(login => login.closedAt === undefined)
+  }
+
+  /** The most sockets logged in as the account at the same moment, ever (0 if it never logged in). */
+  maxConcurrentLogins(phone: string): number {
+    return Math.max(0, ...this.loginsOf(phone).map(login => login.concurrent + 1))
   }
 
   /** Is the account logged in on a connection right now? */

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto"
 import type { AddressInfo } from "node:net"
 import { createRequire } from "node:module"
 import { proto, type BinaryNode, type KeyPair } from "@whiskeysockets/baileys"
-import { Connection, type RawSocket } from "./connection.js"
+import { Connection, type LoginRecord, type RawSocket } from "./connection.js"
 import type { FakeContact, ReceivedMessage } from "./contacts.js"
 import type { ClientHello } from "./frames.js"
 import { answerGroupIq } from "./group-iq.js"
@@ -82,6 +82,8 @@ export class PeerServer extends EventEmitter {
   /** protocol problems the peer met (decryption failures, handler errors) */
   readonly errors: string[] = []
   readonly connections = new Set<Connection>()
+  /** every login, in order: when its socket opened, logged in and closed (see `LoginRecord`) */
+  readonly logins: LoginRecord[] = []
   /** the server's groups (./groups.ts): what clients query and change, and what contacts do */
   readonly groups: GroupDirectory
   protected readonly refs = new Map<string, Connection>()
@@ -204,6 +206,7 @@ export class PeerServer extends EventEmitter {
       node: (c, node) => this.guard(() => this.onNode(c, node)),
       closed: c => {
         this.connections.delete(c)
+        if (c.login) c.login.closedAt = Date.now()
         if (c.account && c.unacked.size > 0) {
           const account = c.account
           this.queued.set(account.phone, [...c.unacked.values(), ...(this.queued.get(account.phone) ?? [])])
@@ -252,9 +255,24 @@ export class PeerServer extends EventEmitter {
       conn.sendAndHangUp({ tag: "failure", attrs: { reason: "401", location: "peer" } })
       return
     }
-    for (const other of this.live(account)) {
+    const replaced = this.live(account)
+    for (const other of replaced) {
       other.sendAndHangUp(streamError({}, [{ tag: "conflict", attrs: { type: "replaced" } }]))
     }
+    // Counted by phone, not by `Account` object (relinking makes a new one), and up to the
+    // socket's close: one told `replaced` but not gone yet still holds the account.
+    const concurrent = [...this.connections].filter(c => c !== conn && !c.closed && c.login?.phone === account.phone).length
+    conn.login = {
+      phone: account.phone,
+      device: account.device,
+      openedAt: conn.openedAt,
+      loggedInAt: Date.now(),
+      closedAt: undefined,
+      concurrent,
+      replaced: replaced.length,
+      remotePort: conn.socket._socket?.remotePort
+    }
+    this.logins.push(conn.login)
     conn.account = account
     conn.online = true
     conn.send({ tag: "success", attrs: { t: now(), lid: lidJid(account.lidUser, account.device), location: "peer", creation: now() } })
