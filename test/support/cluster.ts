@@ -1,7 +1,7 @@
-import * as net from "node:net"
 import { tempDir, TEST_KEY } from "./gateway.js"
 import { type GatewayProcess, spawnGateway } from "./process.js"
 import { serverUrl } from "./servers/availability.js"
+import { freePort } from "./servers/common.js"
 import { freshPostgresUrlPromise } from "./servers/postgresDatabase.js"
 
 /**
@@ -9,16 +9,8 @@ import { freshPostgresUrlPromise } from "./servers/postgresDatabase.js"
  * fresh Postgres database and the test Redis, each with its own API port and runner port.
  */
 
-/** A port free on loopback right now (the runner binds it a moment later). */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
+/** A port free on loopback right now (the runner binds it a moment later); kept here for the cluster tests. */
+export { freePort }
 
 export interface Runner extends GatewayProcess {
   readonly runnerPort: number

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import { fileURLToPath } from "node:url"
 import { afterAll } from "vitest"
 import { makeCall, TEST_KEY, type TestGateway } from "./gateway.js"
+import { gatewayEnv, mainScript } from "./gatewayEnv.js"
 
 /**
  * The gateway as an operator runs it: `node dist/main.js` in a child process, configured by
@@ -10,10 +10,7 @@ import { makeCall, TEST_KEY, type TestGateway } from "./gateway.js"
  * on the same DATA_DIR, the bootstrap key, what ends up in the logs).
  */
 
-export const mainScript = fileURLToPath(new URL("../../dist/main.js", import.meta.url))
-
-/** Every setting the gateway reads; none is inherited from the environment of the test run. */
-const gatewayVariables = /^(PORT|DASHBOARD_PORT|HOST|DATA_DIR|DATABASE_URL|ENGINE|API_KEY|SANDBOX_.*|MEDIA_.*|INCOMING_MEDIA|WEBHOOK_.*|EVENT_RETENTION_HOURS|RECONNECT_.*|SEND_RATE_PER_MINUTE|RATE_LIMIT_PER_MINUTE|ALLOWED_CIDRS|TRUSTED_PROXIES|METRICS_TOKEN|AUDIT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|BODY_MAX_BYTES|CACHE_URL|LOG_LEVEL|LOG_FORMAT|CLUSTER|CLUSTER_.*)$/
+export { mainScript }
 
 export interface ProcessExit {
   readonly code: number | null
@@ -82,26 +79,8 @@ export const spawnGateway = (options: SpawnOptions): Promise<GatewayProcess> => 
 }
 
 const startOnce = (options: SpawnOptions): Promise<GatewayProcess> => {
-  const env: Record<string, string> = {}
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !gatewayVariables.test(name)) env[name] = value
-  }
-  const requested: Record<string, string | undefined> = {
-    HOST: "127.0.0.1",
-    PORT: "0",
-    DASHBOARD_PORT: "0",
-    ENGINE: "sandbox",
-    SANDBOX_PAIR_DELAY_MS: "50",
-    SEND_RATE_PER_MINUTE: "0",
-    RATE_LIMIT_PER_MINUTE: "0",
-    LOG_LEVEL: "Info",
-    DATA_DIR: options.dataDir,
-    ...options.env
-  }
-  for (const [name, value] of Object.entries(requested)) {
-    if (value === undefined) delete env[name]
-    else env[name] = value
-  }
+  // No gateway setting is inherited from the environment of the test run.
+  const env = gatewayEnv({ DATA_DIR: options.dataDir, ...options.env })
 
   const child = spawn(process.execPath, [mainScript], { env, stdio: ["ignore", "pipe", "pipe"] })
   live.add(child)
