@@ -1,5 +1,5 @@
 import type { Sharding } from "@effect/cluster"
-import { Cause, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Cause, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { SessionRepo } from "../../layers/store/SessionRepo.js"
 import { Conflict, type EngineCallError, type EngineTimeout } from "../../services/Errors.js"
 import type { SessionStatus } from "../../services/Session.js"
@@ -7,10 +7,12 @@ import type { EngineCall } from "../EngineCall.js"
 import type { ActorState } from "../SessionActor.js"
 import { SessionSupervisor, type SessionSupervisorService } from "../SessionSupervisor.js"
 import { ClusterUnreachable } from "./ClusterUnreachable.js"
-import { LocalSupervisor, SessionEntity } from "./SessionEntity.js"
+import { CallFailure, LocalSupervisor, SessionEntity } from "./SessionEntity.js"
 
 /** How long a lifecycle command may wait for the session's shard to have a runner. */
 const COMMAND_TIMEOUT = Duration.seconds(30)
+/** Longer than the engine's own 30 s answer timeout, so that its EngineTimeout is what the caller sees. */
+const CALL_TIMEOUT = Duration.seconds(35)
 /** How long a send waits to be handed to the session's actor; after that it waits in the Store. */
 const HAND_OVER_TIMEOUT = Duration.seconds(3)
 /** How often `watch` asks for the state of a session living on another runner. */
@@ -30,17 +32,7 @@ const whenUnreachable = <A, E, B, E2>(onUnreachable: (cause: Cause.Cause<E>) => 
     // An interruption only carries no failure of type E.
     Cause.isInterruptedOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : onUnreachable(cause))
 
-const engineRefusals: ReadonlySet<unknown> = new Set([
-  "Conflict",
-  "EngineFailure",
-  "NotFound",
-  "Forbidden",
-  "NotSupported",
-  "ValidationFailed",
-  "EngineTimeout"
-])
-const isEngineRefusal = (error: unknown): error is EngineCallError | EngineTimeout =>
-  typeof error === "object" && error !== null && engineRefusals.has((error as { readonly _tag?: unknown })._tag)
+const isEngineRefusal = Schema.is(CallFailure)
 
 const movingSession = (sessionId: string) =>
   new Conflict({ code: "SESSION_NOT_READY", message: `session ${sessionId} is moving to another runner; try again shortly` })
@@ -88,7 +80,7 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
           ),
         useConnection: <A>(sessionId: string, required: SessionStatus, call: EngineCall<A>) =>
           clientFor(sessionId).Call({ required, call }).pipe(
-            Effect.timeout(COMMAND_TIMEOUT),
+            Effect.timeout(CALL_TIMEOUT),
             // The engine's own refusals pass through; anything else means the session is moving.
             whenUnreachable((cause) => {
               const failure = Cause.failureOption(cause)
@@ -110,7 +102,7 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
         restore: Effect.gen(function*() {
           const rows = yield* sessions.listDesiredRunning()
           yield* Effect.forEach(rows, (row) => service.start(row.id), { concurrency: 16, discard: true }).pipe(
-            Effect.catchAllCause((cause) => Effect.logWarning("some sessions could not be restored yet; their keep-alive brings them up", cause)),
+            Effect.catchAllCause((cause) => Effect.logWarning("some sessions could not be restored yet; the reconciler brings them up", cause)),
             Effect.forkIn(scope)
           )
           return rows.length

@@ -24,7 +24,7 @@ export const LiveState = Schema.Struct({
 })
 
 /** Every way an engine call can be refused, as the HTTP API reports it. */
-const CallFailure = Schema.Union(Conflict, EngineFailure, NotFound, Forbidden, NotSupported, ValidationFailed, EngineTimeout)
+export const CallFailure = Schema.Union(Conflict, EngineFailure, NotFound, Forbidden, NotSupported, ValidationFailed, EngineTimeout)
 
 /**
  * A session in a cluster: one entity per session id, living on the runner that owns the id's
