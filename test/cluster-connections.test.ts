@@ -1,12 +1,16 @@
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { RunnerAddress, ShardingConfig } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, HashRing, Redacted } from "effect"
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest"
-import { freePort, type Runner, startCluster, type TestCluster } from "./support/cluster.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  freePort,
+  HEALTH_CHECK_SINGLETON,
+  hostedBy,
+  keepLogsOnFailure as keepClusterLogsOnFailure,
+  ownerPort,
+  pollRunners,
+  type Runner,
+  startCluster,
+  type TestCluster
+} from "./support/cluster.js"
+import { sleep } from "./support/concurrency.js"
 import { useGatewayProcesses } from "./support/process.js"
 import { unavailable } from "./support/servers/availability.js"
 import { type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
@@ -35,76 +39,6 @@ interface Linked {
 /** How long the cluster may take to settle after a runner joins or leaves gracefully. */
 const FAILOVER_TIMEOUT = 45_000
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** For failure messages: maps as objects, runners by pid. */
-const readable = (_key: string, value: unknown) =>
-  value instanceof Map
-    ? Object.fromEntries(value)
-    : typeof value === "object" && value !== null && "pid" in value && "baseUrl" in value
-    ? `runner pid ${value.pid}`
-    : value
-
-/** `probe` until `accept` holds (every 200 ms: each probe asks every runner, on a 2-core CI). */
-const eventually = async <A>(
-  probe: () => Promise<A>,
-  accept: (value: A) => boolean,
-  timeoutMs: number,
-  explain: (last: A) => string = (last) => `last value: ${JSON.stringify(last, readable)}`
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const last = await probe()
-    if (accept(last)) return last
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; ${explain(last)}`)
-    await sleep(200)
-  }
-}
-
-/** What @effect/cluster keeps in Postgres (its messages, replies, runners and shard locks), for a failure's report. */
-const clusterTables = (databaseUrl: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const query = (text: string) => sql.unsafe(text).pipe(Effect.catchAll((error) => Effect.succeed([{ error: String(error) }])))
-    return {
-      at: new Date().toISOString(),
-      runners: yield* query("SELECT machine_id, address, healthy, last_heartbeat FROM cluster_runners ORDER BY machine_id"),
-      advisoryLocks: yield* query(
-        "SELECT l.objid, a.pid, a.application_name, a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted ORDER BY l.objid"
-      ),
-      messages: yield* query(
-        "SELECT id, shard_id, entity_type, entity_id, kind, tag, processed, request_id::text, reply_id::text, last_reply_id::text, last_read FROM cluster_messages ORDER BY id"
-      ),
-      replies: yield* query("SELECT id::text, kind, request_id::text, acked, sequence FROM cluster_replies ORDER BY id")
-    }
-  }).pipe(
-    Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), applicationName: "cluster-connections-test" })),
-    Effect.scoped,
-    Effect.timeout("10 seconds"),
-    Effect.catchAllCause((cause) => Effect.succeed({ error: String(cause) })),
-    Effect.runPromise
-  )
-
-/**
- * Where @effect/cluster puts an entity, as every runner computes it: the entity id's shard
- * (`Sharding.getShardId`), and the shards spread over the healthy runners' addresses by a hash
- * ring (`HashRing.getShards`, weight `runnerShardWeight`). Only used to pick the port of the
- * runner that joins (so that it takes some linked sessions) and to say in the log which runner
- * runs the health-check singleton; what moved is always read from the runners themselves.
- */
-const ownerPort = (runnerPorts: ReadonlyArray<number>, entityId: string) => {
-  const { runnerShardWeight, shardsPerGroup } = ShardingConfig.defaults
-  const ring = HashRing.make<RunnerAddress.RunnerAddress>()
-  for (const port of runnerPorts) HashRing.add(ring, RunnerAddress.make("127.0.0.1", port), { weight: runnerShardWeight })
-  // @effect/cluster's internal/hash.ts `hashString`
-  let h = 5381
-  for (let i = entityId.length; i;) h = (h * 33) ^ entityId.charCodeAt(--i)
-  h = (h & 0xbfffffff) | ((h >>> 1) & 0x40000000)
-  return HashRing.getShards(ring, shardsPerGroup)![Math.abs(h % shardsPerGroup)]!.port
-}
-/** The singleton that health-checks the runners (a runner that hosts it and dies is found only when its heartbeat expires). */
-const HEALTH_CHECK_SINGLETON = "effect/cluster/Sharding/RunnerHealth"
-
 const sameSet = (a: Iterable<string>, b: Iterable<string>) => {
   const [x, y] = [new Set(a), new Set(b)]
   return x.size === y.size && [...x].every((item) => y.has(item))
@@ -129,18 +63,12 @@ describe.skipIf(unavailable("postgres", "cluster connections") ?? unavailable("r
     /** Which live runners run each session's actor, from each runner's own metrics (its local actors). */
     const hostsNow = async (): Promise<Map<string, Array<Runner>>> => {
       const hosts = new Map<string, Array<Runner>>(sessions.map((s) => [s.id, []]))
-      for (const runner of live) {
-        const response = await runner.call("GET", "/api/metrics")
-        if (response.status !== 200) throw new Error(`metrics of ${nameOf(runner)} answered ${response.status}`)
-        for (const match of String(response.body).matchAll(/^switchboard_session_mailbox_depth\{session_id="([^"]+)"\}/gm)) {
-          hosts.get(match[1]!)?.push(runner)
-        }
-      }
+      for (const runner of live) for (const id of await hostedBy(runner)) hosts.get(id)?.push(runner)
       return hosts
     }
     /** The runner of each session, once every session runs on exactly one live runner. */
     const placement = async () => {
-      const hosts = await eventually(hostsNow, (hosts) => [...hosts.values()].every((on) => on.length === 1), FAILOVER_TIMEOUT)
+      const hosts = await pollRunners(hostsNow, (hosts) => [...hosts.values()].every((on) => on.length === 1), FAILOVER_TIMEOUT)
       return new Map([...hosts].map(([id, on]) => [id, on[0]!]))
     }
     const countOn = (hosts: Map<string, Runner>, runner: Runner) => [...hosts.values()].filter((on) => on === runner).length
@@ -194,7 +122,7 @@ describe.skipIf(unavailable("postgres", "cluster connections") ?? unavailable("r
      * that it stays so.
      */
     const settle = async (what: string, since: number, before: Map<string, Runner>, mustMove: ReadonlySet<string>, timeoutMs: number) => {
-      const settled = await eventually(
+      const settled = await pollRunners(
         async () => {
           const hosts = await hostsNow()
           const after = new Map([...hosts].filter(([, on]) => on.length === 1).map(([id, on]) => [id, on[0]!]))
@@ -247,18 +175,9 @@ describe.skipIf(unavailable("postgres", "cluster connections") ?? unavailable("r
       }
     }
 
-    /** Keeps what a failure needs explained: the runners' logs, the peer's logins, the cluster's tables. */
+    /** Keeps what a failure needs explained: the runners' logs, the sessions, the peer's logins, the cluster's tables. */
     const keepLogsOnFailure = () =>
-      onTestFailed(async () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-connections-"))
-        for (const [i, runner] of (cluster?.runners ?? []).entries()) {
-          fs.writeFileSync(path.join(dir, `runner-${i + 1}-pid-${runner.pid}-port-${runner.runnerPort}.log`), runner.output())
-        }
-        fs.writeFileSync(path.join(dir, "sessions.json"), JSON.stringify(sessions, null, 2))
-        fs.writeFileSync(path.join(dir, "peer-logins.json"), JSON.stringify(peer?.logins ?? [], null, 2))
-        if (cluster) fs.writeFileSync(path.join(dir, "cluster-tables.json"), JSON.stringify(await clusterTables(cluster.databaseUrl), null, 2))
-        console.error(`[cluster-connections] runner logs, the peer's logins and the cluster's tables: ${dir}`)
-      })
+      keepClusterLogsOnFailure("cluster-connections", () => cluster, () => ({ sessions, "peer-logins": peer?.logins ?? [] }))
 
     /**
      * Each session stores a text from Bob, then sends Bob one (decrypted by Bob's phone, then
@@ -272,7 +191,7 @@ describe.skipIf(unavailable("postgres", "cluster connections") ?? unavailable("r
       await Promise.all(sessions.map(async (s) => {
         const incoming = `${label} to ${s.phone}`
         await bob.send(s.phone, incoming)
-        await eventually(
+        await pollRunners(
           () => api().call("GET", `/api/sessions/${s.id}/messages?direction=in`),
           (r) => r.body.data.some((m: { text: string }) => m.text === incoming),
           30_000,
@@ -283,7 +202,7 @@ describe.skipIf(unavailable("postgres", "cluster connections") ?? unavailable("r
         const sent = await api().call("POST", `/api/sessions/${s.id}/messages/send-text`, { body: { chatId: `+${BOB}`, text } })
         expect(sent.status, JSON.stringify(sent.body)).toBe(201)
         expect(await decrypted).toMatchObject({ from: s.phone, to: BOB })
-        await eventually(
+        await pollRunners(
           () => api().call("GET", `/api/sessions/${s.id}/messages/${sent.body.messageId}`),
           (r) => r.body.status === "delivered",
           30_000,
@@ -335,11 +254,11 @@ describe.skipIf(unavailable("postgres", "cluster connections") ?? unavailable("r
         const created = await via.call("POST", "/api/sessions", { body: { name: `s${i + 1}`, autoStart: true } })
         expect(created.status, JSON.stringify(created.body)).toBe(201)
         const id = created.body.id as string
-        const qr = await eventually(() => via.call("GET", `/api/sessions/${id}/qr`), (r) => r.status === 200, 30_000)
+        const qr = await pollRunners(() => via.call("GET", `/api/sessions/${id}/qr`), (r) => r.status === 200, 30_000)
         await peer.scan(qr.body.qr, { phone: phoneOf(i) })
         return { id, phone: phoneOf(i) }
       }
-      const linked = () => eventually(() => readiness(0), (states) => allReady(states, new Set()), 30_000)
+      const linked = () => pollRunners(() => readiness(0), (states) => allReady(states, new Set()), 30_000)
       sessions.push(...await Promise.all(Array.from({ length: SESSIONS }, (_, i) => link(i, live[i % live.length]!))))
       await linked()
       let hosts = await placement()

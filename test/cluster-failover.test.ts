@@ -1,11 +1,21 @@
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
-import { Webhook as StandardWebhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Runner, startCluster, type TestCluster } from "./support/cluster.js"
-import { eventually, TEST_KEY } from "./support/gateway.js"
+import {
+  backOnSurvivors,
+  keepSending,
+  placement,
+  type Runner,
+  runnerLogs,
+  settledPlacement,
+  startCluster,
+  type TestCluster,
+  webhookSuccesses
+} from "./support/cluster.js"
+import { mapLimit, sleep } from "./support/concurrency.js"
+import { eventually } from "./support/gateway.js"
+import { outboxEvents } from "./support/outboxEvents.js"
 import { useGatewayProcesses } from "./support/process.js"
 import { unavailable } from "./support/servers/availability.js"
+import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookReceiver.js"
 
 /**
  * Cluster mode (`CLUSTER=on`) as an operator runs it: three `node dist/main.js` runners on
@@ -29,171 +39,6 @@ const echoPhone = (n: number) => `1555000${String(1000 + n)}`
 
 const wentOut = (status: string) => status === "sent" || status === "delivered" || status === "read"
 
-/** Runs `task` over `items`, at most `limit` at a time; results in input order. */
-const mapLimit = async <A, B>(items: ReadonlyArray<A>, limit: number, task: (item: A, index: number) => Promise<B>): Promise<Array<B>> => {
-  const results: Array<B> = new Array(items.length)
-  let next = 0
-  let failed = false
-  const worker = async () => {
-    // A failed task stops the others from taking more: a failed test leaves nothing running.
-    while (next < items.length && !failed) {
-      const index = next++
-      try {
-        results[index] = await task(items[index]!, index)
-      } catch (error) {
-        failed = true
-        throw error
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return results
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** The sessions whose actor runs in this runner: its per-session mailbox gauge lists exactly those. */
-const hostedBy = async (runner: Runner): Promise<Set<string>> => {
-  const scraped = await runner.call("GET", "/api/metrics")
-  if (scraped.status !== 200) throw new Error(`metrics: ${scraped.status} ${JSON.stringify(scraped.body)}`)
-  const ids = new Set<string>()
-  for (const match of String(scraped.body).matchAll(/^switchboard_session_mailbox_depth\{session_id="([^"]+)"\} /gm)) ids.add(match[1]!)
-  return ids
-}
-
-/** Successful webhook attempts this runner made: only the runner hosting the outbox entity makes any. */
-const webhookSuccesses = async (runner: Runner): Promise<number> => {
-  const scraped = await runner.call("GET", "/api/metrics")
-  const match = /^switchboard_webhook_attempts_total\{outcome="success"\} (\d+)/m.exec(String(scraped.body))
-  return match === null ? 0 : Number(match[1])
-}
-
-interface Placement {
-  /** session id → index of the runner hosting it */
-  readonly host: Map<string, number>
-  /** sessions listed by more than one runner, or by none */
-  readonly misplaced: Array<string>
-}
-
-const placement = async (runners: ReadonlyArray<Runner | undefined>, sessionIds: ReadonlyArray<string>): Promise<Placement> => {
-  const hosted = await Promise.all(runners.map((runner) => runner === undefined ? Promise.resolve(new Set<string>()) : hostedBy(runner)))
-  const host = new Map<string, number>()
-  const misplaced: Array<string> = []
-  for (const id of sessionIds) {
-    const where = hosted.flatMap((set, index) => set.has(id) ? [index] : [])
-    if (where.length === 1) host.set(id, where[0]!)
-    else misplaced.push(id)
-  }
-  return { host, misplaced }
-}
-
-// ---------------------------------------------------------------------------------------------
-// A webhook receiver on loopback, counting deliveries per event id (`webhook-id`)
-
-interface Delivered {
-  readonly id: string
-  readonly event: string
-  readonly sessionId: string | null
-  readonly attempt: string | undefined
-  readonly data: any
-}
-
-const startReceiver = async () => {
-  const deliveries: Array<Delivered> = []
-  const problems: Array<string> = []
-  let secret: string | undefined
-  const server = http.createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8")
-      const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value ?? ""]))
-      try {
-        if (secret === undefined) throw new Error("a delivery before the webhook existed")
-        // Standard Webhooks: the signature over "{webhook-id}.{webhook-timestamp}.{body}" verifies.
-        const payload = new StandardWebhook(secret).verify(body, headers) as { id: string; event: string; sessionId: string | null; data: unknown }
-        if (payload.id !== headers["webhook-id"]) throw new Error(`webhook-id ${headers["webhook-id"]} is not the body's id ${payload.id}`)
-        if (payload.event !== headers["x-webhook-event"]) throw new Error(`x-webhook-event ${headers["x-webhook-event"]} is not ${payload.event}`)
-        deliveries.push({ id: payload.id, event: payload.event, sessionId: payload.sessionId, attempt: headers["x-webhook-attempt"], data: payload.data })
-      } catch (error) {
-        problems.push(`${(error as Error).message}: ${body.slice(0, 200)}`)
-      }
-      response.writeHead(200, { "content-type": "text/plain" }).end("ok")
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    deliveries,
-    problems,
-    setSecret: (value: string) => void (secret = value),
-    /** How often each event id was delivered. */
-    counts: () => {
-      const counts = new Map<string, number>()
-      for (const { id } of deliveries) counts.set(id, (counts.get(id) ?? 0) + 1)
-      return counts
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-  }
-}
-
-interface OutboxEvent {
-  readonly id: string
-  readonly event: string
-  readonly sessionId: string | null
-  readonly timestamp: string
-  readonly data: any
-}
-
-/**
- * Every event in the outbox (what the webhook must deliver), read back through the live events
- * stream resumed from before the first event: it replays the stored events in order, then goes
- * live; we stop at the first event newer than the call (or when nothing more comes).
- */
-const outboxEvents = async (runner: Runner): Promise<Array<OutboxEvent>> => {
-  const asOf = Date.now()
-  const controller = new AbortController()
-  const response = await fetch(`${runner.baseUrl}/api/events`, {
-    headers: { "x-api-key": TEST_KEY, "last-event-id": "00000000-0000-0000-0000-000000000000" },
-    signal: controller.signal
-  })
-  if (response.status !== 200) throw new Error(`events: ${response.status} ${await response.text()}`)
-  const frames: Array<OutboxEvent> = []
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ""
-  try {
-    reading: while (Date.now() - asOf < 20_000) {
-      let idle: NodeJS.Timeout | undefined
-      const chunk = await Promise.race([
-        reader.read(),
-        new Promise<"idle">((resolve) => (idle = setTimeout(() => resolve("idle"), 1_500)))
-      ])
-      clearTimeout(idle)
-      if (chunk === "idle" || chunk.done) break
-      buffer += chunk.value
-      let end: number
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const frame = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        const data = frame.split("\n").find((line) => line.startsWith("data: "))
-        if (data === undefined) continue
-        const event = JSON.parse(data.slice("data: ".length))
-        // Replayed in order, then live: an event from after the call means the replay is over.
-        if (Date.parse(event.timestamp) > asOf) break reading
-        frames.push({ id: event.id, event: event.event, sessionId: event.sessionId, timestamp: event.timestamp, data: event.data })
-      }
-    }
-  } finally {
-    controller.abort()
-    await reader.cancel().catch(() => undefined)
-  }
-  return frames
-}
-
 const isServiceUnavailable = (response: { status: number; body: any }) =>
   response.status === 503 &&
   response.body?.statusCode === 503 &&
@@ -201,11 +46,9 @@ const isServiceUnavailable = (response: { status: number; body: any }) =>
   response.body?.code === "SERVICE_UNAVAILABLE" &&
   typeof response.body?.message === "string"
 
-// ---------------------------------------------------------------------------------------------
-
 describe.skipIf(unavailable("postgres", "cluster failover") ?? unavailable("redis", "cluster failover"))("a cluster of three runners", () => {
   let cluster: TestCluster
-  let receiver: Awaited<ReturnType<typeof startReceiver>>
+  let receiver: WebhookReceiver
   let webhookId: string
   /** The runners, by index; the killed one becomes undefined. */
   const runners: Array<Runner | undefined> = []
@@ -217,7 +60,7 @@ describe.skipIf(unavailable("postgres", "cluster failover") ?? unavailable("redi
   const fileStartedAt = Date.now()
 
   beforeAll(async () => {
-    receiver = await startReceiver()
+    receiver = await startWebhookReceiver()
     cluster = await startCluster(3, {
       WEBHOOK_ALLOW_PRIVATE: "true",
       SEND_RATE_PER_MINUTE: String(SEND_RATE),
@@ -232,13 +75,6 @@ describe.skipIf(unavailable("postgres", "cluster failover") ?? unavailable("redi
     await receiver?.close()
     console.log(`cluster-failover: ${Math.round((Date.now() - fileStartedAt) / 1000)} s in all`)
   })
-
-  /** The runners' output but the access log, for failure messages. */
-  const logs = (indexes: ReadonlyArray<number>) =>
-    indexes.map((index) => {
-      const lines = cluster.runners[index]!.output().split("\n").filter((line) => !line.startsWith(`{"message":"request"`))
-      return `--- runner ${index} ---\n${lines.join("\n").slice(-4_000)}`
-    }).join("\n")
 
   it("spreads 30 sessions, created, started and linked through different runners, over all three", async () => {
     const created = await runners[0]!.call("POST", "/api/webhooks", { body: { url: receiver.url, events: ["*"] } })
@@ -286,18 +122,7 @@ describe.skipIf(unavailable("postgres", "cluster failover") ?? unavailable("redi
 
     // Each session's actor runs in exactly one runner, and the sessions are spread over all
     // three. (Read until two reads a moment apart agree: shards may still move after the start.)
-    let previous = ""
-    const settled = await eventually(
-      async () => {
-        const now = await placement(runners, sessionIds)
-        const key = JSON.stringify([...now.host].sort())
-        const stable = key === previous
-        previous = key
-        return { ...now, stable }
-      },
-      (p) => p.misplaced.length === 0 && p.stable,
-      30_000
-    )
+    const settled = await settledPlacement(runners, sessionIds, 30_000)
     hosts = settled.host
     const perRunner = [0, 1, 2].map((index) => [...hosts.values()].filter((host) => host === index).length)
     console.log(`sessions per runner: ${perRunner.join(", ")}`)
@@ -411,7 +236,7 @@ describe.skipIf(unavailable("postgres", "cluster failover") ?? unavailable("redi
       (r) => r.missing.length === 0,
       60_000
     ).catch((error) => {
-      throw new Error(`${error.message}\n${logs([0, 1, 2])}`)
+      throw new Error(`${error.message}\n${runnerLogs(cluster, [0, 1, 2])}`)
     })
     // Nothing further on its way: the counts are final, and the outbox has nothing more either.
     await sleep(2_000)
@@ -459,41 +284,8 @@ describe.skipIf(unavailable("postgres", "cluster failover") ?? unavailable("redi
     )
     const deliveredBefore = receiver.deliveries.length
 
-    interface Answer {
-      readonly sessionId: string
-      readonly text: string
-      readonly status: number
-      readonly body: any
-      readonly ms: number
-      readonly at: number
-    }
-    const answers: Array<Answer> = []
-    let stop = false
-    /** Sends to one session, through the survivors in turn, until told to stop. */
-    const sender = async (sessionId: string, n: number) => {
-      for (let round = 0; !stop; round++) {
-        const via = runners[survivors[(n + round) % survivors.length]!]!
-        const text = `failover ${n}.${round}`
-        const began = Date.now()
-        const answer = await via.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: stranger(200 + n), text } })
-          .catch((error: Error) => ({ status: 0, body: String(error.cause ?? error) }))
-        answers.push({ sessionId, text, status: answer.status, body: answer.body, ms: Date.now() - began, at: Date.now() })
-        await sleep(250)
-      }
-    }
-    /** Each of `ids` runs in exactly one survivor (its mailbox gauge is there) and is `ready`; polled every 250 ms. */
-    const backOnSurvivors = async (ids: ReadonlyArray<string>, timeoutMs: number) => {
-      const deadline = Date.now() + timeoutMs
-      while (true) {
-        const now = await placement(runners, ids)
-        const statuses = await Promise.all(ids.map((id) => reader.call("GET", `/api/sessions/${id}`).then((r) => r.body.status)))
-        const notBack = ids.filter((id, i) => !survivors.includes(now.host.get(id) ?? -1) || statuses[i] !== "ready")
-        if (notBack.length === 0) return Date.now() - killedAt
-        if (Date.now() > deadline) throw new Error(`not running on a survivor and ready ${Date.now() - killedAt} ms after the kill: ${notBack.join(", ")}`)
-        await sleep(250)
-      }
-    }
-    const senders = busy.map((sessionId, n) => sender(sessionId, n))
+    /** Sends to the busy sessions, through the survivors in turn, until stopped. */
+    const traffic = keepSending(busy, survivors.map((index) => runners[index]!), (n) => stranger(200 + n), "failover")
     let killedAt = 0
     let allBack: Promise<number | Error> = Promise.resolve(0)
     try {
@@ -501,18 +293,19 @@ describe.skipIf(unavailable("postgres", "cluster failover") ?? unavailable("redi
       killedAt = Date.now()
       await cluster.runners[victim]!.kill()
       runners[victim] = undefined
+      const failover = { runners, survivors, reader, killedAt }
       // Every moved session, the ones left alone included, watched from the kill on.
-      allBack = backOnSurvivors(moving, 60_000).catch((error: Error) => error)
-      const busyBackMs = await backOnSurvivors(busy, 60_000).catch((error: Error) => {
-        throw new Error(`the sessions sent to did not come back: ${error.message}\n${logs(survivors)}`)
+      allBack = backOnSurvivors(failover, moving, 60_000).catch((error: Error) => error)
+      const busyBackMs = await backOnSurvivors(failover, busy, 60_000).catch((error: Error) => {
+        throw new Error(`the sessions sent to did not come back: ${error.message}\n${runnerLogs(cluster, survivors)}`)
       })
       console.log(`the ${busy.length} sessions sent to were ready again on runners ${survivors.join(" and ")} ${busyBackMs} ms after the kill`)
       // A little more sending once they are back.
       await sleep(1_500)
     } finally {
-      stop = true
-      await Promise.all(senders)
+      await traffic.stop()
     }
+    const answers = traffic.answers
 
     const byStatus: Record<string, number> = {}
     for (const answer of answers) byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1

@@ -5,20 +5,13 @@
  * one runner stops working on the other at once, not after its lookup cache expires.
  */
 import { beforeAll, describe, expect, it } from "vitest"
-import { eventually, TEST_KEY } from "./support/gateway.js"
-import { type Runner, startCluster } from "./support/cluster.js"
+import { eventually } from "./support/gateway.js"
+import { hostedBy, type Runner, startCluster } from "./support/cluster.js"
 import { useGatewayProcesses } from "./support/process.js"
 import { unavailable } from "./support/servers/availability.js"
 import { readEvents } from "./support/sse.js"
 
 useGatewayProcesses()
-
-/** The sessions whose actor runs in this runner's process, from its own metrics. */
-const hostedBy = async (runner: Runner): Promise<Set<string>> => {
-  const scrape = await fetch(`${runner.baseUrl}/api/metrics`, { headers: { "x-api-key": TEST_KEY } })
-  const text = await scrape.text()
-  return new Set(Array.from(text.matchAll(/^switchboard_session_mailbox_depth\{session_id="([^"]+)"\}/gm), (match) => match[1]!))
-}
 
 describe.skipIf(unavailable("postgres", "cluster runners") ?? unavailable("redis", "cluster runners"))("a cluster of two runners", () => {
   let runners: ReadonlyArray<Runner>
