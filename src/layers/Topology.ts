@@ -66,13 +66,14 @@ export const topologyFromSettings = (settings: Settings) => {
 /**
  * Failover timing. A runner that stops answering is marked unhealthy after a health check
  * (5 pings, 500 ms apart, every 3 s) and its shards go to the others. If the dead runner was
- * the one running the health checks, its shards go when its lock heartbeat (every 3 s)
- * expires, after 12 s. A session it hosted is started by its new runner from the keep-alive
- * message found in storage (polled every second) or by the next reconcile pass (every 5 s).
+ * the one running the health checks, its shards go when its lock heartbeat expires (the
+ * library's 35 s: a shorter expiry shortens the heartbeat's own timeout, and on a loaded
+ * machine a runner then drops its shards by mistake). A session it hosted is started by its
+ * new runner from the keep-alive message found in storage (polled every second) or by the
+ * next reconcile pass (every 5 s).
  */
 const failover = {
   runnerHealthCheckInterval: Duration.seconds(3),
-  shardLockExpiration: Duration.seconds(15),
   entityMessagePollInterval: Duration.seconds(1),
   refreshAssignmentsInterval: Duration.seconds(1)
 }
