@@ -6,7 +6,7 @@ import type { SessionStatus } from "../../services/Session.js"
 import type { EngineCall } from "../EngineCall.js"
 import type { ActorState } from "../SessionActor.js"
 import { SessionSupervisor, type SessionSupervisorService } from "../SessionSupervisor.js"
-import { ClusterUnreachable } from "./ClusterUnreachable.js"
+import { ClusterUnreachable, whenUnreachable } from "./ClusterUnreachable.js"
 import { CallFailure, LocalSupervisor, SessionEntity } from "./SessionEntity.js"
 
 /** How long a lifecycle command may wait for the session's shard to have a runner. */
@@ -20,17 +20,6 @@ const WATCH_INTERVAL = Duration.millis(100)
 
 const sameState = (a: ActorState, b: ActorState) =>
   a.status === b.status && Option.getOrNull(Option.map(a.qr, (qr) => qr.qr)) === Option.getOrNull(Option.map(b.qr, (qr) => qr.qr))
-
-/**
- * Recovers from whatever went wrong on the way to the session's runner: a failure, a timeout,
- * or a defect (a socket to a runner that just died fails with one). Interruption is not
- * recovered from: it is the caller going away.
- */
-const whenUnreachable = <A, E, B, E2>(onUnreachable: (cause: Cause.Cause<E>) => Effect.Effect<B, E2>) =>
-(effect: Effect.Effect<A, E>): Effect.Effect<A | B, E2> =>
-  Effect.catchAllCause(effect, (cause) =>
-    // An interruption only carries no failure of type E.
-    Cause.isInterruptedOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : onUnreachable(cause))
 
 const isEngineRefusal = Schema.is(CallFailure)
 

@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import { Cause, Data, Effect } from "effect"
 
 /**
  * The runner that hosts a session (or the webhook dispatcher) could not be reached in time:
@@ -10,3 +10,14 @@ export class ClusterUnreachable extends Data.TaggedError("ClusterUnreachable")<{
     return `${this.what} cannot be reached in the cluster right now; try again shortly`
   }
 }
+
+/**
+ * Recovers from whatever went wrong on the way to another runner: a failure, a timeout, or a
+ * defect (a socket to a runner that just died fails with one). Interruption is not recovered
+ * from: it is the caller going away.
+ */
+export const whenUnreachable = <A, E, B, E2>(onUnreachable: (cause: Cause.Cause<E>) => Effect.Effect<B, E2>) =>
+(effect: Effect.Effect<A, E>): Effect.Effect<A | B, E2> =>
+  Effect.catchAllCause(effect, (cause) =>
+    // An interruption only carries no failure of type E.
+    Cause.isInterruptedOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : onUnreachable(cause))

@@ -62,7 +62,7 @@ const toLive = (state: ActorState): typeof LiveState.Type => ({ status: state.st
  * that should be running, and keeps the entity alive while it runs. When the entity closes
  * (its shard moved, or the runner shuts down), the actor is interrupted here before the shard
  * is let go, so a session is never connected from two runners at once; where the shard goes,
- * the keep-alive message brings it up again.
+ * the keep-alive message (or the next reconcile pass, see `Reconciler`) brings it up again.
  */
 export const SessionEntityLive = SessionEntity.toLayer(
   Effect.gen(function*() {

@@ -4,7 +4,7 @@ import { Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { WebhookRepo } from "../../layers/store/WebhookRepo.js"
 import { TestResult } from "../../services/Webhook.js"
 import { type DispatcherOptions, makeWebhookDispatcher, WebhookDispatcher } from "../webhooks/Dispatcher.js"
-import { ClusterUnreachable } from "./ClusterUnreachable.js"
+import { ClusterUnreachable, whenUnreachable } from "./ClusterUnreachable.js"
 
 /**
  * The webhook dispatcher of a cluster: one entity (`outbox`), so exactly one runner at a time
@@ -55,8 +55,7 @@ export const ClusterWebhookDispatcherLive = (options: DispatcherOptions) =>
     Effect.gen(function*() {
       const outbox = (yield* WebhookOutboxEntity.client)(OUTBOX)
       const unreachable = () => Effect.die(new ClusterUnreachable({ what: "the webhook dispatcher" }))
-      const call = <A, E>(effect: Effect.Effect<A, E>) =>
-        effect.pipe(Effect.timeout(CALL_TIMEOUT), Effect.catchAll(unreachable))
+      const call = <A, E>(effect: Effect.Effect<A, E>) => effect.pipe(Effect.timeout(CALL_TIMEOUT), whenUnreachable(unreachable))
 
       yield* outbox.Wake().pipe(
         Effect.retry(Schedule.spaced("1 second")),
@@ -66,11 +65,12 @@ export const ClusterWebhookDispatcherLive = (options: DispatcherOptions) =>
       return WebhookDispatcher.of({
         sendTest: (webhook) =>
           Effect.flatMap(call(outbox.SendTest({ webhookId: webhook.id })), Option.match({
+            // Deleted in the meantime (the caller had just found it): nothing was sent.
             onNone: unreachable,
             onSome: Effect.succeed
           })),
         redeliver: (deliveryId) => call(outbox.Redeliver({ deliveryId })),
-        wake: Effect.ignore(outbox.Wake().pipe(Effect.timeout(CALL_TIMEOUT)))
+        wake: outbox.Wake().pipe(Effect.timeout(CALL_TIMEOUT), whenUnreachable(() => Effect.void))
       })
     })
   ).pipe(Layer.merge(entityLayer(options)))
