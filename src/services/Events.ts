@@ -44,7 +44,8 @@ export const makeEvent = (event: EventKind, sessionId: string, data: unknown, at
  * Domain events. Publishing writes the event to the outbox (the Store's `events` table), in
  * the caller's transaction when there is one, so an event exists exactly when the change it
  * announces does; webhooks are delivered from there. It is also put on an in-process bus for
- * live subscribers (the SSE stream, library users).
+ * live subscribers (the SSE stream, library users); in a cluster, every runner's bus carries
+ * every runner's events (see `ClusterEventsLive`).
  */
 export interface EventsService {
   readonly publish: (event: DomainEvent) => Effect.Effect<void>

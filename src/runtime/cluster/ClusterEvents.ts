@@ -1,13 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { EventRepo } from "../../layers/store/EventRepo.js"
-import { CachedCopies } from "../../services/CachedCopies.js"
 import { type DomainEvent, Events, makeEventBus } from "../../services/Events.js"
 import { listenScoped, notify, postgresOf } from "./postgresChannel.js"
 
 /** The Postgres channel every runner listens on. */
 const CHANNEL = "switchboard_events"
-const CHANGES_CHANNEL = "switchboard_changes"
 /** Postgres refuses notification payloads from 8000 bytes; a larger event goes by its id. */
 const PAYLOAD_MAX_BYTES = 7_900
 
@@ -63,19 +61,6 @@ export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | SqlClient
       publish: (event) => Effect.all([outbox.append(event), announce(event), here.publish(event)], { discard: true }),
       subscribe: everywhere.subscribe,
       subscribeLocal: here.subscribe
-    })
-  })
-)
-
-/** Key lookups and other cached copies, told of changes made on other runners over `switchboard_changes`. */
-export const ClusterCachedCopiesLive: Layer.Layer<CachedCopies, never, SqlClient.SqlClient> = Layer.effect(
-  CachedCopies,
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const pg = yield* postgresOf(sql)
-    return CachedCopies.of({
-      changed: (topic) => notify(sql, CHANGES_CHANNEL, topic),
-      onChange: (topic, forget) => listenScoped(pg, CHANGES_CHANNEL, (changed) => (changed === topic ? forget : Effect.void))
     })
   })
 )
