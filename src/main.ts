@@ -2,8 +2,8 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer, Logger } from "effect"
 import { parseMigrateArguments, runMigrate } from "./cli/migrateCommand.js"
-import { engineFromSettings, SwitchboardServer } from "./layers/App.js"
-import { settingsConfig } from "./layers/Config.js"
+import { engineFromSettings, SwitchboardServer } from "./app/App.js"
+import { settingsConfig } from "./app/Config.js"
 
 const serve = Effect.gen(function*() {
   const settings = yield* settingsConfig

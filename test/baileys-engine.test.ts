@@ -5,7 +5,7 @@ import { createServer } from "node:net"
 import { type AuthState, Engine, type EngineConnection, type EngineError, type EngineEvent } from "../src/runtime/Engine.js"
 import type { GroupChange } from "../src/runtime/EngineDirectory.js"
 import { BaileysEngineLive, meOf } from "../src/runtime/engines/baileys/BaileysEngine.js"
-import type { Group } from "../src/services/Group.js"
+import type { Group } from "../src/domain/Group.js"
 import { type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 import { muteSignalChatter } from "./support/wa-peer/raw-client.js"
 

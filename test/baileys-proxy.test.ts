@@ -12,7 +12,7 @@ import { SocksProxyAgent } from "socks-proxy-agent"
 import { Agent as UndiciAgent, type Dispatcher, ProxyAgent } from "undici"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents } from "../src/runtime/engines/baileys/proxy.js"
-import { redactProxyUrl as redactProxy } from "../src/services/Session.js"
+import { redactProxyUrl as redactProxy } from "../src/domain/Session.js"
 import { startConnectProxy, startSocksProxy, type TestProxy } from "./support/proxies.js"
 
 /** Everything runs on 127.0.0.1: a target HTTP server, and proxies that require credentials. */

@@ -5,7 +5,7 @@
  */
 import { ConfigProvider, Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { settingsConfig } from "../src/layers/Config.js"
+import { settingsConfig } from "../src/app/Config.js"
 import type { EngineConnection } from "../src/runtime/Engine.js"
 import { applyEngineCall, engineCall } from "../src/runtime/EngineCall.js"
 import { tempDir } from "./support/gateway.js"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { normaliseChatId, uuidv7 } from "../src/services/Ids.js"
+import { normaliseChatId, uuidv7 } from "../src/domain/Ids.js"
 
 describe("ids", () => {
   it("mints UUID v7s that sort in the order they were made, even within one millisecond", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { MediaKind } from "../src/services/Message.js"
+import type { MediaKind } from "../src/domain/Message.js"
 import { cleanFilename, filenameFromContentDisposition } from "../src/services/media/filename.js"
 import { acceptedTypes } from "../src/services/media/mediaTypes.js"
 import { accept, bytes, files, refusal, wordprocessing } from "./support/mediaIntake.js"

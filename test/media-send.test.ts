@@ -4,7 +4,7 @@ import * as http from "node:http"
 import * as path from "node:path"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { MediaSettings } from "../src/layers/Config.js"
+import type { MediaSettings } from "../src/domain/Settings.js"
 import { eventually, readySession, TEST_KEY, type TestGateway, useGateway } from "./support/gateway.js"
 import { base64, jpeg, mp4, opus, pdf, png } from "./support/mediaSamples.js"
 

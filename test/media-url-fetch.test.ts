@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import type * as http from "node:http"
-import { allowAnyAddress, isPublicAddress } from "../src/services/network/addressPolicy.js"
+import { allowAnyAddress, isPublicAddress } from "../src/runtime/network/addressPolicy.js"
 import { fetchMedia } from "../src/services/media/fetchMedia.js"
-import { AddressNotAllowed, guardedLookup } from "../src/services/network/guardedAgent.js"
+import { AddressNotAllowed, guardedLookup } from "../src/runtime/network/guardedAgent.js"
 import {
   accept,
   allowPrivate,

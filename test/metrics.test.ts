@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option, Redacted, type Scope } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import type { WebhookSettings } from "../src/layers/Config.js"
-import { SessionStatus } from "../src/services/Session.js"
+import type { WebhookSettings } from "../src/domain/Settings.js"
+import { SessionStatus } from "../src/domain/Session.js"
 import { eventually, readySession, startGateway, TEST_KEY, type TestGateway } from "./support/gateway.js"
 
 /** GET /api/metrics over real HTTP on loopback: what a Prometheus server scraping the gateway reads. */

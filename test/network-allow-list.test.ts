@@ -1,8 +1,9 @@
 import { ConfigProvider, Duration, Effect, Exit, Option } from "effect"
 import { describe, expect, it } from "vitest"
-import { type SecuritySettings, settingsConfig } from "../src/layers/Config.js"
+import { settingsConfig } from "../src/app/Config.js"
+import { type SecuritySettings } from "../src/domain/Settings.js"
 import { clientAddress } from "../src/http/RequestInfo.js"
-import { cidrProblem, networkList } from "../src/services/network/cidr.js"
+import { cidrProblem, networkList } from "../src/domain/cidr.js"
 import { useGateway } from "./support/gateway.js"
 
 const security = (overrides: Partial<SecuritySettings>): SecuritySettings => ({

@@ -1,6 +1,6 @@
 import { Either, Option } from "effect"
 import { describe, expect, it } from "vitest"
-import { parsePageQuery, toListBody } from "../src/services/Pagination.js"
+import { parsePageQuery, toListBody } from "../src/domain/Pagination.js"
 import { eventually, readySession, useGateway } from "./support/gateway.js"
 
 const parse = (query: Parameters<typeof parsePageQuery>[0]) => Either.getOrThrow(parsePageQuery(query))

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { ChannelRepo, ContactRepo, GroupRepo, LabelRepo, SessionRepo } from "../src/layers/store/index.js"
-import type { Group } from "../src/services/Group.js"
+import type { Group } from "../src/domain/Group.js"
 import { sessionRow } from "./support/fixtures.js"
 import { storeBackends } from "./support/storeBackends.js"
 

@@ -2,7 +2,7 @@ import { Duration } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { WebhookSettings } from "../src/layers/Config.js"
+import type { WebhookSettings } from "../src/domain/Settings.js"
 import { eventually, readySession, useGateway } from "./support/gateway.js"
 import { readEvents } from "./support/sse.js"
 

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Console, Context, Effect, Layer, Option } from "effect"
-import { type Settings } from "../layers/Config.js"
+import { type Settings } from "../domain/Settings.js"
 import { MediaStore } from "../layers/media/MediaStore.js"
 import { storeLayerFromUrl } from "../layers/store/index.js"
 import { mediaKeysOf, migrate } from "./migrate.js"

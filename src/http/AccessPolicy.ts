@@ -1,8 +1,8 @@
 import { Effect, Option } from "effect"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
-import { type Role, roleCovers } from "../services/ApiKey.js"
+import { type Role, roleCovers } from "../domain/ApiKey.js"
 import type { Principal } from "../services/ApiKeys.js"
-import { Forbidden } from "../services/Errors.js"
+import { Forbidden } from "../domain/Errors.js"
 
 /**
  * Who may call what, for every route, in one place. A route's role follows from its path and

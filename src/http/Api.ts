@@ -1,20 +1,8 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { HealthReport } from "../services/Health.js"
-import {
-  Conflict,
-  EngineFailure,
-  EngineTimeout,
-  Forbidden,
-  InternalError,
-  NotSupported,
-  NotFound,
-  PayloadTooLarge,
-  ServiceUnavailable,
-  UnsupportedMediaType,
-  ValidationFailed,
-  wireError
-} from "../services/Errors.js"
+import { HealthReport } from "../domain/Health.js"
+import { Conflict, EngineFailure, EngineTimeout, Forbidden, InternalError, NotSupported, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType, ValidationFailed } from "../domain/Errors.js"
+import { wireError } from "./wireError.js"
 import {
   Batch,
   BatchAccepted,
@@ -28,7 +16,7 @@ import {
   SendBulkRequest,
   SendResult,
   SendTextRequest
-} from "../services/Message.js"
+} from "../domain/Message.js"
 import {
   CreateSessionRequest,
   Me,
@@ -39,7 +27,7 @@ import {
   Session,
   SessionStatus,
   SetProxyRequest
-} from "../services/Session.js"
+} from "../domain/Session.js"
 import { Authentication } from "./Authentication.js"
 import { ChannelsGroup, ContactsGroup, GroupsGroup, LabelsGroup } from "./DirectoryApi.js"
 import { SendMediaPayload } from "./mediaRequest.js"

@@ -1,7 +1,8 @@
 import type { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { Audit, type AuditRecord } from "../services/Audit.js"
-import { uuidv7 } from "../services/Ids.js"
+import { Audit } from "../services/Audit.js"
+import { type AuditRecord } from "../domain/Audit.js"
+import { uuidv7 } from "../domain/Ids.js"
 import { CurrentRequest, type RequestInfo } from "./RequestInfo.js"
 
 const reads = new Set(["GET", "HEAD", "OPTIONS"])

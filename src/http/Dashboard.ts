@@ -5,8 +5,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import type { Settings } from "../layers/Config.js"
-import { networkList } from "../services/network/cidr.js"
+import type { Settings } from "../domain/Settings.js"
+import { networkList } from "../domain/cidr.js"
 import { clientAddress } from "./RequestInfo.js"
 
 /**

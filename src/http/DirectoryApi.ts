@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Channel, ChannelMessage, CreateChannelRequest, SubscribeRequest } from "../services/Channel.js"
-import { Contact, ContactCheck } from "../services/Contact.js"
+import { Channel, ChannelMessage, CreateChannelRequest, SubscribeRequest } from "../domain/Channel.js"
+import { Contact, ContactCheck } from "../domain/Contact.js"
 import {
   CreateGroupRequest,
   DescriptionRequest,
@@ -11,9 +11,9 @@ import {
   ParticipantsRequest,
   ParticipantsResult,
   SubjectRequest
-} from "../services/Group.js"
-import { ChannelId, ChatIdFromInput, GroupId, phoneNumberPattern } from "../services/Ids.js"
-import { ChatLabelRequest, CreateLabelRequest, Label } from "../services/Label.js"
+} from "../domain/Group.js"
+import { ChannelId, ChatIdFromInput, GroupId, phoneNumberPattern } from "../domain/Ids.js"
+import { ChatLabelRequest, CreateLabelRequest, Label } from "../domain/Label.js"
 import { Authentication } from "./Authentication.js"
 import { ListBody, PageParams } from "./Pagination.js"
 

@@ -1,7 +1,7 @@
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { Lifecycle } from "../runtime/Lifecycle.js"
-import { toErrorBody } from "../services/Errors.js"
+import { Lifecycle } from "../services/Lifecycle.js"
+import { toErrorBody } from "../domain/Errors.js"
 import { CurrentRequest } from "./RequestInfo.js"
 
 /** Probes keep their answers during a drain: readiness turning 503 is how a balancer learns to stop. */

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerResponse, Multipart } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
-import { toErrorBody } from "../services/Errors.js"
+import { toErrorBody } from "../domain/Errors.js"
 
 interface Refusal {
   readonly status: number

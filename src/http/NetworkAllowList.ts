@@ -1,8 +1,8 @@
 import { HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { Effect } from "effect"
-import { toErrorBody } from "../services/Errors.js"
-import type { NetworkList } from "../services/network/cidr.js"
+import { toErrorBody } from "../domain/Errors.js"
+import type { NetworkList } from "../domain/cidr.js"
 import { CurrentRequest } from "./RequestInfo.js"
 
 /**

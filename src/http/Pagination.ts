@@ -1,6 +1,6 @@
 import { Effect, Either, Option, Schema } from "effect"
-import { ValidationFailed } from "../services/Errors.js"
-import { type PageRequest, parsePageQuery } from "../services/Pagination.js"
+import { ValidationFailed } from "../domain/Errors.js"
+import { type PageRequest, parsePageQuery } from "../domain/Pagination.js"
 
 /** `page` and `limit` as they arrive in a query string; parsed by the convention's rules, not here. */
 export const PageParams = {

@@ -2,8 +2,8 @@ import { Headers, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect
 import { Context, Effect, Option } from "effect"
 import { isIP } from "node:net"
 import type { Principal } from "../services/ApiKeys.js"
-import { uuidv7 } from "../services/Ids.js"
-import { type NetworkList, normalizeAddress } from "../services/network/cidr.js"
+import { uuidv7 } from "../domain/Ids.js"
+import { type NetworkList, normalizeAddress } from "../domain/cidr.js"
 import { matchRoute, type RouteInfo } from "./routes.js"
 
 /** What a request's rate limit said, for the `RateLimit-*` headers of its answer. */

@@ -1,7 +1,7 @@
 import { HttpServerError } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { Clock, Effect, Exit } from "effect"
-import { Metrics } from "../services/Metrics.js"
+import { Metrics } from "../runtime/Metrics.js"
 import { CurrentRequest } from "./RequestInfo.js"
 
 /**

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ApiKey, CreateApiKeyRequest, CreatedApiKey, UpdateApiKeyRequest } from "../services/ApiKey.js"
-import { AuditOutcome, AuditRecord } from "../services/Audit.js"
+import { ApiKey, CreateApiKeyRequest, CreatedApiKey, UpdateApiKeyRequest } from "../domain/ApiKey.js"
+import { AuditOutcome, AuditRecord } from "../domain/Audit.js"
 import { Authentication } from "./Authentication.js"
 import { ListBody, PageParams } from "./Pagination.js"
 

@@ -1,7 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ServiceUnavailable, wireError } from "../services/Errors.js"
-import { CreatedWebhook, CreateWebhookRequest, Delivery, TestResult, UpdateWebhookRequest, Webhook } from "../services/Webhook.js"
+import { ServiceUnavailable } from "../domain/Errors.js"
+import { wireError } from "./wireError.js"
+import { CreatedWebhook, CreateWebhookRequest, Delivery, TestResult, UpdateWebhookRequest, Webhook } from "../domain/Webhook.js"
 import { Authentication } from "./Authentication.js"
 import { ListBody, PageParams } from "./Pagination.js"
 

@@ -2,9 +2,9 @@ import { type FileSystem, HttpApiSchema, HttpIncomingMessage, type HttpServerReq
 import { NodeHttpServerRequest, NodeMultipart } from "@effect/platform-node"
 import { Chunk, Effect, Option, ParseResult, Schema, type Scope, Stream } from "effect"
 import * as fs from "node:fs/promises"
-import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../services/Errors.js"
-import { ChatIdFromInput } from "../services/Ids.js"
-import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest } from "../services/Message.js"
+import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../domain/Errors.js"
+import { ChatIdFromInput } from "../domain/Ids.js"
+import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest } from "../domain/Message.js"
 import { describeIssues, multipartReason } from "./ErrorResponses.js"
 import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js"
 

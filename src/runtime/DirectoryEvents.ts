@@ -2,7 +2,8 @@ import { Effect } from "effect"
 import { ContactRepo } from "../layers/store/ContactRepo.js"
 import { GroupRepo } from "../layers/store/GroupRepo.js"
 import { LabelRepo } from "../layers/store/LabelRepo.js"
-import { Events, makeEvent } from "../services/Events.js"
+import { Events } from "./Events.js"
+import { makeEvent } from "../domain/Events.js"
 import type { ContactSeen, GroupChange, LabelChange } from "./EngineDirectory.js"
 
 /**

@@ -1,6 +1,6 @@
 import { Context, Data, Effect, Option, Scope, Stream } from "effect"
-import type { MediaKind, MessageStatus } from "../services/Message.js"
-import type { Me } from "../services/Session.js"
+import type { MediaKind, MessageStatus } from "../domain/Message.js"
+import type { Me } from "../domain/Session.js"
 import type {
   ChannelOperations,
   ContactOperations,
@@ -35,7 +35,7 @@ export interface CloseReason {
   readonly message: string
 }
 
-export type { MediaKind } from "../services/Message.js"
+export type { MediaKind } from "../domain/Message.js"
 
 /**
  * Media of a received message as the network describes it. `ref` is the engine's own handle

@@ -1,8 +1,8 @@
 import type { Effect } from "effect"
-import type { Channel, ChannelMessage } from "../services/Channel.js"
-import type { ContactCheck } from "../services/Contact.js"
-import type { Group, ParticipantAction, ParticipantResult } from "../services/Group.js"
-import type { Label } from "../services/Label.js"
+import type { Channel, ChannelMessage } from "../domain/Channel.js"
+import type { ContactCheck } from "../domain/Contact.js"
+import type { Group, ParticipantAction, ParticipantResult } from "../domain/Group.js"
+import type { Label } from "../domain/Label.js"
 import type { EngineError } from "./Engine.js"
 
 /**

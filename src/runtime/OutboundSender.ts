@@ -2,9 +2,11 @@ import { Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "e
 import { mediaKey, type MediaStoreService } from "../layers/media/MediaStore.js"
 import type { MessageRepo, MessageRow } from "../layers/store/MessageRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
-import { Events, makeEvent } from "../services/Events.js"
+import { Events } from "./Events.js"
+import { makeEvent } from "../domain/Events.js"
 import { type EngineConnection, EngineError, type OutboundContent } from "./Engine.js"
-import { makePacer, type PacingSettings } from "./Pacing.js"
+import { makePacer } from "./Pacing.js"
+import { type PacingSettings } from "../domain/Settings.js"
 
 export interface OutboundDeps {
   readonly sessionId: string

@@ -1,15 +1,6 @@
 import { Duration, Schedule } from "effect"
+import type { ReconnectSettings } from "../domain/Settings.js"
 
-export interface ReconnectSettings {
-  /** Delay before the first reconnect attempt. */
-  readonly initialDelay: Duration.Duration
-  /** No delay grows beyond this. */
-  readonly maxDelay: Duration.Duration
-  /** Attempts in a row before the session gives up (`failed`, `RECONNECT_EXHAUSTED`). */
-  readonly maxAttempts: number
-  /** A connection that stayed ready this long resets the attempt budget. */
-  readonly healthyAfter: Duration.Duration
-}
 
 /**
  * Exponential backoff, capped, with jitter drawn below the cap so that many sessions dropped

@@ -1,16 +1,16 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Cache, Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { AppSettings } from "../layers/Config.js"
+import { AppSettings } from "../domain/Settings.js"
 import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../layers/store/ApiKeyRepo.js"
-import type { ApiKey, CreateApiKeyRequest, CreatedApiKey, Role, UpdateApiKeyRequest } from "./ApiKey.js"
-import { CachedCopies } from "./CachedCopies.js"
-import { Conflict, NotFound, Unauthorized, ValidationFailed } from "./Errors.js"
-import { uuidv7 } from "./Ids.js"
-import { type NetworkList, networkList } from "./network/cidr.js"
-import type { Page, PageRequest } from "./Pagination.js"
+import type { ApiKey, CreateApiKeyRequest, CreatedApiKey, Role, UpdateApiKeyRequest } from "../domain/ApiKey.js"
+import { CachedCopies } from "../runtime/CachedCopies.js"
+import { Conflict, NotFound, Unauthorized, ValidationFailed } from "../domain/Errors.js"
+import { uuidv7 } from "../domain/Ids.js"
+import { type NetworkList, networkList } from "../domain/cidr.js"
+import type { Page, PageRequest } from "../domain/Pagination.js"
 
-export type { Role } from "./ApiKey.js"
+export type { Role } from "../domain/ApiKey.js"
 
 /** Who is calling: the key that authenticated the request, with its limits. */
 export interface Principal {

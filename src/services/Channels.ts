@@ -1,10 +1,10 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { ChannelRepo } from "../layers/store/ChannelRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
-import type { Channel, ChannelMessage, SubscribeRequest } from "./Channel.js"
-import type { EngineCallError, EngineTimeout } from "./Errors.js"
-import { NotFound } from "./Errors.js"
-import type { Page, PageRequest } from "./Pagination.js"
+import type { Channel, ChannelMessage, SubscribeRequest } from "../domain/Channel.js"
+import type { EngineCallError, EngineTimeout } from "../domain/Errors.js"
+import { NotFound } from "../domain/Errors.js"
+import type { Page, PageRequest } from "../domain/Pagination.js"
 import { makeSessionCalls } from "./SessionCalls.js"
 
 type Failure = EngineCallError | EngineTimeout

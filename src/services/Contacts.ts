@@ -1,9 +1,9 @@
 import { Context, Effect, Layer, type Option } from "effect"
 import { ContactRepo } from "../layers/store/ContactRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
-import type { ContactCheck, Contact } from "./Contact.js"
-import type { EngineCallError, EngineTimeout, NotFound } from "./Errors.js"
-import type { Page, PageRequest } from "./Pagination.js"
+import type { ContactCheck, Contact } from "../domain/Contact.js"
+import type { EngineCallError, EngineTimeout, NotFound } from "../domain/Errors.js"
+import type { Page, PageRequest } from "../domain/Pagination.js"
 import { makeSessionCalls } from "./SessionCalls.js"
 
 export interface ContactsService {

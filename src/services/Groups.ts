@@ -1,10 +1,10 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { GroupRepo } from "../layers/store/GroupRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
-import type { EngineCallError, EngineTimeout } from "./Errors.js"
-import { NotFound } from "./Errors.js"
-import { type Group, inviteUrl, type ParticipantAction, type ParticipantResult } from "./Group.js"
-import type { Page, PageRequest } from "./Pagination.js"
+import type { EngineCallError, EngineTimeout } from "../domain/Errors.js"
+import { NotFound } from "../domain/Errors.js"
+import { type Group, inviteUrl, type ParticipantAction, type ParticipantResult } from "../domain/Group.js"
+import type { Page, PageRequest } from "../domain/Pagination.js"
 import { makeSessionCalls } from "./SessionCalls.js"
 
 type Failure = EngineCallError | EngineTimeout

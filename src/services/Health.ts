@@ -1,18 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Cache } from "../layers/cache/Cache.js"
-import { createRequire } from "node:module"
-
-/** The package version, read once (src/services and dist/services are both two levels down). */
-export const VERSION: string = (createRequire(import.meta.url)("../../package.json") as { version: string }).version
-
-export const HealthReport = Schema.Struct({
-  status: Schema.Literal("ok", "degraded"),
-  version: Schema.String,
-  uptime: Schema.Number.annotations({ description: "seconds since start" }),
-  checks: Schema.Record({ key: Schema.String, value: Schema.String })
-})
-export type HealthReport = typeof HealthReport.Type
+import { type HealthReport, VERSION } from "../domain/Health.js"
 
 export class Health extends Context.Tag("switchboard/Health")<Health, {
   readonly report: Effect.Effect<HealthReport>

@@ -1,9 +1,9 @@
 import { Context, Effect, Layer, type Option } from "effect"
 import { LabelRepo } from "../layers/store/LabelRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
-import type { EngineCallError, EngineTimeout, NotFound } from "./Errors.js"
-import type { Label } from "./Label.js"
-import type { Page, PageRequest } from "./Pagination.js"
+import type { EngineCallError, EngineTimeout, NotFound } from "../domain/Errors.js"
+import type { Label } from "../domain/Label.js"
+import type { Page, PageRequest } from "../domain/Pagination.js"
 import { makeSessionCalls } from "./SessionCalls.js"
 
 type Failure = EngineCallError | EngineTimeout

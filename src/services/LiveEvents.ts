@@ -1,6 +1,7 @@
 import { Chunk, Context, Effect, Layer, Option, Stream } from "effect"
 import { EventRepo } from "../layers/store/EventRepo.js"
-import { type DomainEvent, type EventKind, Events } from "./Events.js"
+import { Events } from "../runtime/Events.js"
+import { type DomainEvent, type EventKind } from "../domain/Events.js"
 
 export interface LiveFilter {
   readonly sessionId?: string | undefined

@@ -1,7 +1,7 @@
 import { Context, type Effect, Layer } from "effect"
-import type { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "./Errors.js"
+import type { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../domain/Errors.js"
 import { makeMediaIntake } from "./media/intake.js"
-import type { AcceptedMedia, MediaKind, MediaSource } from "./Message.js"
+import type { AcceptedMedia, MediaKind, MediaSource } from "../domain/Message.js"
 
 /**
  * Takes in the media of a send, whichever way it came: fetches a URL (time-boxed, size-capped,

@@ -18,9 +18,10 @@ import {
   ServiceUnavailable,
   type UnsupportedMediaType,
   type ValidationFailed
-} from "./Errors.js"
-import { Events, makeEvent } from "./Events.js"
-import { uuidv7 } from "./Ids.js"
+} from "../domain/Errors.js"
+import { Events } from "../runtime/Events.js"
+import { makeEvent } from "../domain/Events.js"
+import { uuidv7 } from "../domain/Ids.js"
 import { MediaIntake } from "./MediaIntake.js"
 import type {
   Batch,
@@ -34,9 +35,9 @@ import type {
   SendMediaInput,
   SendResult,
   SendTextRequest
-} from "./Message.js"
-import type { Page, PageRequest } from "./Pagination.js"
-import { acceptsSends } from "./Session.js"
+} from "../domain/Message.js"
+import type { Page, PageRequest } from "../domain/Pagination.js"
+import { acceptsSends } from "../domain/Session.js"
 
 export interface MessagingService {
   /** Stores the message as `pending` and queues it with the session. 2xx means it is stored. */

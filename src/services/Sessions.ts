@@ -4,9 +4,9 @@ import { type SessionFilter, SessionRepo, type SessionRow } from "../layers/stor
 import { Engine } from "../runtime/Engine.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { Conflict, type EngineCallError, type EngineTimeout, type NotFound } from "./Errors.js"
-import { uuidv7 } from "./Ids.js"
-import type { Page, PageRequest } from "./Pagination.js"
+import { Conflict, type EngineCallError, type EngineTimeout, type NotFound } from "../domain/Errors.js"
+import { uuidv7 } from "../domain/Ids.js"
+import type { Page, PageRequest } from "../domain/Pagination.js"
 import {
   type CreateSessionRequest,
   type Me,
@@ -15,7 +15,7 @@ import {
   runningStatuses,
   Session,
   type SessionStatus
-} from "./Session.js"
+} from "../domain/Session.js"
 
 export interface SessionsService {
   readonly create: (request: CreateSessionRequest) => Effect.Effect<Session, Conflict>

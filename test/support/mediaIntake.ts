@@ -7,9 +7,10 @@ import { Effect } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { crc32 } from "node:zlib"
-import { AppSettings, defaultSettings, type MediaSettings } from "../../src/layers/Config.js"
-import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../../src/services/Errors.js"
-import type { MediaKind, MediaSource } from "../../src/services/Message.js"
+import { defaultSettings } from "../../src/app/Config.js"
+import { AppSettings, type MediaSettings } from "../../src/domain/Settings.js"
+import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../../src/domain/Errors.js"
+import type { MediaKind, MediaSource } from "../../src/domain/Message.js"
 import { makeMediaIntake } from "../../src/services/media/intake.js"
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { Channels } from "../../services/Channels.js"
 import { Contacts } from "../../services/Contacts.js"
 import { Groups } from "../../services/Groups.js"
 import { Labels } from "../../services/Labels.js"
-import { toListBody } from "../../services/Pagination.js"
+import { toListBody } from "../../domain/Pagination.js"
 import { SwitchboardApi } from "../Api.js"
 import { pageRequest } from "../Pagination.js"
 

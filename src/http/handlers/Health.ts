@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Lifecycle } from "../../runtime/Lifecycle.js"
-import { ServiceUnavailable } from "../../services/Errors.js"
+import { Lifecycle } from "../../services/Lifecycle.js"
+import { ServiceUnavailable } from "../../domain/Errors.js"
 import { Health } from "../../services/Health.js"
 import { SwitchboardApi } from "../Api.js"
 

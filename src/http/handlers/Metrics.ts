@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Metrics } from "../../services/Metrics.js"
+import { Metrics } from "../../runtime/Metrics.js"
 import { SwitchboardApi } from "../Api.js"
 
 export const MetricsHandlers = HttpApiBuilder.group(SwitchboardApi, "metrics", (handlers) =>

@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { DateTime, Effect } from "effect"
 import { ApiKeys } from "../../services/ApiKeys.js"
 import { Audit } from "../../services/Audit.js"
-import { toListBody } from "../../services/Pagination.js"
+import { toListBody } from "../../domain/Pagination.js"
 import { SwitchboardApi } from "../Api.js"
 import { pageRequest } from "../Pagination.js"
 

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { toListBody } from "../../services/Pagination.js"
+import { toListBody } from "../../domain/Pagination.js"
 import { CurrentPrincipal } from "../../services/ApiKeys.js"
 import { Sessions } from "../../services/Sessions.js"
 import { forbidden } from "../AccessPolicy.js"

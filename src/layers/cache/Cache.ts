@@ -1,5 +1,5 @@
 import { Context, Data, type Duration, Effect, Layer, type Option } from "effect"
-import type { Settings } from "../Config.js"
+import type { Settings } from "../../domain/Settings.js"
 import { makeMemoryCache } from "./MemoryCache.js"
 import { makeRedisCache, type RedisCacheOptions } from "./RedisCache.js"
 

@@ -1,6 +1,6 @@
 import { Context, Data, Effect, Layer, Option, type Stream } from "effect"
 import * as path from "node:path"
-import type { Settings } from "../Config.js"
+import type { Settings } from "../../domain/Settings.js"
 import { makeLocalDiskMediaStore } from "./LocalDiskMediaStore.js"
 import { makeS3MediaStore, parseS3Url, type S3MediaStoreOptions } from "./S3MediaStore.js"
 

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Option } from "effect"
-import type { Role } from "../../services/ApiKey.js"
-import type { PageRequest } from "../../services/Pagination.js"
+import type { Role } from "../../domain/ApiKey.js"
+import type { PageRequest } from "../../domain/Pagination.js"
 import { fromCount, fromJsonColumn, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 

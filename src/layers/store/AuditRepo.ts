@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { AuditFilter, AuditRecord } from "../../services/Audit.js"
-import type { PageRequest } from "../../services/Pagination.js"
+import type { AuditFilter, AuditRecord } from "../../domain/Audit.js"
+import type { PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
 
 interface AuditRow {

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { MessageStatus } from "../../services/Message.js"
+import type { MessageStatus } from "../../domain/Message.js"
 import { type MessageRow, toRecord } from "./messageRecords.js"
 
 export interface BatchItem {

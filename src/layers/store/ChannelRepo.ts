@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
-import type { Channel, ChannelRole } from "../../services/Channel.js"
-import type { Page, PageRequest } from "../../services/Pagination.js"
+import type { Channel, ChannelRole } from "../../domain/Channel.js"
+import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
 
 interface ChannelRecord {

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, type Option } from "effect"
-import type { Contact } from "../../services/Contact.js"
-import type { Page, PageRequest } from "../../services/Pagination.js"
+import type { Contact } from "../../domain/Contact.js"
+import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
 
 interface ContactRecord {

@@ -1,9 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Array as Arr, Effect, Option } from "effect"
-import { uuidv7 } from "../../services/Ids.js"
-import type { Page, PageRequest } from "../../services/Pagination.js"
-import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../services/Webhook.js"
+import { uuidv7 } from "../../domain/Ids.js"
+import type { Page, PageRequest } from "../../domain/Pagination.js"
+import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../domain/Webhook.js"
 import { listByRootIds } from "./paging.js"
 
 interface DeliveryRecord {

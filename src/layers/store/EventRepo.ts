@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { DomainEvent, EventKind } from "../../services/Events.js"
+import type { DomainEvent, EventKind } from "../../domain/Events.js"
 import { fromJsonColumn, toIntegerBoolean } from "./columns.js"
 
 interface EventRecord {

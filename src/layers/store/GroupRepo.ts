@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Array as Arr, Effect, Option } from "effect"
-import type { Group, GroupParticipant, ParticipantAction, ParticipantRole } from "../../services/Group.js"
-import type { Page, PageRequest } from "../../services/Pagination.js"
+import type { Group, GroupParticipant, ParticipantAction, ParticipantRole } from "../../domain/Group.js"
+import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
-import type { Label } from "../../services/Label.js"
-import type { Page, PageRequest } from "../../services/Pagination.js"
+import type { Label } from "../../domain/Label.js"
+import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
 
 interface LabelRecord {

@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Array as Arr, Effect, Option } from "effect"
-import { ackOf, isStatusAdvance, type Message, type MessageFilter, type MessageStatus } from "../../services/Message.js"
-import type { Page, PageRequest } from "../../services/Pagination.js"
+import { ackOf, isStatusAdvance, type Message, type MessageFilter, type MessageStatus } from "../../domain/Message.js"
+import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromCount, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import {
   fromRecord,

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
-import type { DomainEvent } from "../../services/Events.js"
-import type { Page, PageRequest } from "../../services/Pagination.js"
+import type { DomainEvent } from "../../domain/Events.js"
+import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 

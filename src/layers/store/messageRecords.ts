@@ -1,5 +1,5 @@
-import { MessageId, SessionId } from "../../services/Ids.js"
-import { ackOf, Message, type MessageMedia, type MessageStatus, type MessageType, type Reaction } from "../../services/Message.js"
+import { MessageId, SessionId } from "../../domain/Ids.js"
+import { ackOf, Message, type MessageMedia, type MessageStatus, type MessageType, type Reaction } from "../../domain/Message.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean, toJsonColumn } from "./columns.js"
 
 /**

@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Array as Arr, Effect, Option } from "effect"
-import type { Page, PageRequest } from "../../services/Pagination.js"
+import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromCount } from "./columns.js"
 
 /**

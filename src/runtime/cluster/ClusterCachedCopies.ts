@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { CachedCopies } from "../../services/CachedCopies.js"
+import { CachedCopies } from "../CachedCopies.js"
 import { listenScoped, notify, postgresOf } from "./postgresChannel.js"
 
 /** The Postgres channel on which runners tell each other which cached copies changed. */

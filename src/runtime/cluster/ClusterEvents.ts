@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { EventRepo } from "../../layers/store/EventRepo.js"
-import { type DomainEvent, Events, makeEventBus } from "../../services/Events.js"
+import { Events, makeEventBus } from "../Events.js"
+import { type DomainEvent } from "../../domain/Events.js"
 import { listenScoped, notify, postgresOf } from "./postgresChannel.js"
 
 /** The Postgres channel every runner listens on. */

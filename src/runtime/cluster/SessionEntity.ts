@@ -10,8 +10,8 @@ import {
   NotFound,
   NotSupported,
   ValidationFailed
-} from "../../services/Errors.js"
-import { LastError, SessionStatus } from "../../services/Session.js"
+} from "../../domain/Errors.js"
+import { LastError, SessionStatus } from "../../domain/Session.js"
 import { EngineCallSchema } from "../EngineCall.js"
 import type { ActorState } from "../SessionActor.js"
 import type { SessionSupervisorService } from "../SessionSupervisor.js"

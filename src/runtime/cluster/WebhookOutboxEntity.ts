@@ -2,7 +2,7 @@ import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { WebhookRepo } from "../../layers/store/WebhookRepo.js"
-import { TestResult } from "../../services/Webhook.js"
+import { TestResult } from "../../domain/Webhook.js"
 import { type DispatcherOptions, makeWebhookDispatcher, WebhookDispatcher } from "../webhooks/Dispatcher.js"
 import { ClusterUnreachable, whenUnreachable } from "./ClusterUnreachable.js"
 

@@ -1,11 +1,11 @@
 import { Clock, Duration, Effect, Either } from "effect"
 import { type Agent, fetch } from "undici"
-import type { DomainEvent } from "../../services/Events.js"
-import { VERSION } from "../../services/Health.js"
-import type { AddressPolicy } from "../../services/network/addressPolicy.js"
-import { AddressNotAllowed } from "../../services/network/guardedAgent.js"
-import { basicCredentialsOf, ipLiteralOf, parseMediaUrl, withoutUserinfo } from "../../services/media/mediaUrl.js"
-import { readCapped } from "../../services/media/readCapped.js"
+import type { DomainEvent } from "../../domain/Events.js"
+import { VERSION } from "../../domain/Health.js"
+import type { AddressPolicy } from "../network/addressPolicy.js"
+import { AddressNotAllowed } from "../network/guardedAgent.js"
+import { basicCredentialsOf, ipLiteralOf, parseMediaUrl, withoutUserinfo } from "../network/mediaUrl.js"
+import { readCapped } from "../network/readCapped.js"
 import { signatureHeader } from "./signature.js"
 
 /** Where an attempt goes, and with what. */

@@ -1,6 +1,6 @@
 import { Duration } from "effect"
-import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../Errors.js"
-import type { MediaKind } from "../Message.js"
+import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../../domain/Errors.js"
+import type { MediaKind } from "../../domain/Message.js"
 
 /**
  * The errors of media intake, in one place so their wording stays consistent. None of them

@@ -1,12 +1,12 @@
 import { type Duration, Effect, Either } from "effect"
 import { type Agent, fetch, type Response } from "undici"
-import type { PayloadTooLarge, ValidationFailed } from "../Errors.js"
-import type { AddressPolicy } from "../network/addressPolicy.js"
+import type { PayloadTooLarge, ValidationFailed } from "../../domain/Errors.js"
+import type { AddressPolicy } from "../../runtime/network/addressPolicy.js"
 import { invalidMediaUrl, mediaFetchFailed, mediaFetchTimedOut, mediaTooLarge, mediaUrlNotAllowed } from "./errors.js"
 import { filenameFromContentDisposition } from "./filename.js"
-import { AddressNotAllowed, makeGuardedAgent } from "../network/guardedAgent.js"
-import { basicCredentialsOf, ipLiteralOf, lastPathSegmentOf, parseMediaUrl, withoutUserinfo } from "./mediaUrl.js"
-import { readCapped } from "./readCapped.js"
+import { AddressNotAllowed, makeGuardedAgent } from "../../runtime/network/guardedAgent.js"
+import { basicCredentialsOf, ipLiteralOf, lastPathSegmentOf, parseMediaUrl, withoutUserinfo } from "../../runtime/network/mediaUrl.js"
+import { readCapped } from "../../runtime/network/readCapped.js"
 
 export interface FetchMediaOptions {
   readonly maxBytes: number

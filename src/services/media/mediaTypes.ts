@@ -1,6 +1,6 @@
 import { Either } from "effect"
-import type { UnsupportedMediaType } from "../Errors.js"
-import type { MediaKind } from "../Message.js"
+import type { UnsupportedMediaType } from "../../domain/Errors.js"
+import type { MediaKind } from "../../domain/Message.js"
 import { essenceOf, extensionOfType, isBuiltOn, typeOfFilename } from "./documentTypes.js"
 import { unsupportedMediaType } from "./errors.js"
 import type { SniffedType } from "./sniff.js"

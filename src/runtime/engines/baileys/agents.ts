@@ -3,7 +3,7 @@ import type { Agent } from "node:http"
 import { Agent as HttpsAgent } from "node:https"
 import { Effect, Option } from "effect"
 import { Agent as UndiciAgent, type Dispatcher } from "undici"
-import { redactProxyUrl } from "../../../services/Session.js"
+import { redactProxyUrl } from "../../../domain/Session.js"
 import { EngineError } from "../../Engine.js"
 import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents } from "./proxy.js"
 

@@ -1,6 +1,6 @@
 import { type BinaryNode, getBinaryNodeChild, getBinaryNodeChildren, proto, type WASocket } from "@whiskeysockets/baileys"
 import { Effect } from "effect"
-import type { Channel, ChannelMessage, ChannelRole } from "../../../services/Channel.js"
+import type { Channel, ChannelMessage, ChannelRole } from "../../../domain/Channel.js"
 import { EngineError } from "../../Engine.js"
 import type { ChannelOperations } from "../../EngineDirectory.js"
 import { engineErrorOf, iqErrorOf, statusCodeOf } from "./disconnect.js"

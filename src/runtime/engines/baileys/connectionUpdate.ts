@@ -1,5 +1,5 @@
 import type { AuthenticationCreds, BaileysEventMap, Contact } from "@whiskeysockets/baileys"
-import type { Me } from "../../../services/Session.js"
+import type { Me } from "../../../domain/Session.js"
 import { EngineEvent } from "../../Engine.js"
 import { isLinked } from "./authState.js"
 import { baileysCloseOf, closeReasonOf } from "./disconnect.js"

@@ -1,6 +1,6 @@
 import { type BaileysEventMap, type Contact, USyncQuery, USyncUser, type WASocket } from "@whiskeysockets/baileys"
 import { Effect, Option } from "effect"
-import type { ContactCheck } from "../../../services/Contact.js"
+import type { ContactCheck } from "../../../domain/Contact.js"
 import { EngineEvent } from "../../Engine.js"
 import type { ContactOperations, ContactSeen } from "../../EngineDirectory.js"
 import { engineErrorOf } from "./disconnect.js"

@@ -1,6 +1,6 @@
 import type { GroupMetadata, GroupParticipant, WASocket } from "@whiskeysockets/baileys"
 import { Effect } from "effect"
-import type { Group, ParticipantAction, ParticipantResult, ParticipantRole } from "../../../services/Group.js"
+import type { Group, ParticipantAction, ParticipantResult, ParticipantRole } from "../../../domain/Group.js"
 import { EngineError } from "../../Engine.js"
 import type { GroupOperations } from "../../EngineDirectory.js"
 import { iqErrorOf, iqFailureOf } from "./disconnect.js"

@@ -1,6 +1,6 @@
 import type { AuthenticationCreds, BaileysEventMap, WASocket } from "@whiskeysockets/baileys"
 import { Effect } from "effect"
-import type { Label } from "../../../services/Label.js"
+import type { Label } from "../../../domain/Label.js"
 import { EngineError, EngineEvent } from "../../Engine.js"
 import type { LabelOperations } from "../../EngineDirectory.js"
 import { iqFailureOf } from "./disconnect.js"

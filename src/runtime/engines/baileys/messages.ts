@@ -6,7 +6,7 @@ import {
   type WAMessageUpdate
 } from "@whiskeysockets/baileys"
 import { Effect } from "effect"
-import type { MessageStatus } from "../../../services/Message.js"
+import type { MessageStatus } from "../../../domain/Message.js"
 import { EngineEvent, type InboundMessage } from "../../Engine.js"
 import { isStatusBroadcast, noPhoneLookup, type PhoneOfLid, senderIdsOf } from "./jids.js"
 import { type MediaContent, mediaContentOf, mediaRefOf } from "./media.js"

@@ -1,4 +1,4 @@
-import { redactProxyUrl } from "../../../services/Session.js"
+import { redactProxyUrl } from "../../../domain/Session.js"
 import type { Agent } from "node:http"
 import { type Socket } from "node:net"
 import { HttpsProxyAgent } from "https-proxy-agent"

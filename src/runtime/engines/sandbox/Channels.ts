@@ -1,5 +1,5 @@
 import { Clock, Effect, HashMap, Option, Ref } from "effect"
-import type { Channel, ChannelMessage } from "../../../services/Channel.js"
+import type { Channel, ChannelMessage } from "../../../domain/Channel.js"
 import type { ChannelOperations } from "../../EngineDirectory.js"
 import { type ChannelRecord, type Directory, refuse } from "./Directory.js"
 import { newChannelId, newInviteCode } from "./identity.js"

@@ -1,5 +1,5 @@
 import { Clock, Effect, HashMap, Option, Ref } from "effect"
-import type { Group, GroupParticipant, ParticipantAction, ParticipantResult } from "../../../services/Group.js"
+import type { Group, GroupParticipant, ParticipantAction, ParticipantResult } from "../../../domain/Group.js"
 import { EngineEvent, type ReactCommand } from "../../Engine.js"
 import type { GroupChange, GroupOperations } from "../../EngineDirectory.js"
 import { type Directory, type GroupRecord, personIdOf, refuse } from "./Directory.js"

@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import type { Label } from "../../../services/Label.js"
+import type { Label } from "../../../domain/Label.js"
 import { EngineEvent } from "../../Engine.js"
 import type { LabelChange, LabelOperations } from "../../EngineDirectory.js"
 import { type Directory, emptyLabelBook, type LabelBook, refuse } from "./Directory.js"

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import type { MessageStatus } from "../../../services/Message.js"
+import type { MessageStatus } from "../../../domain/Message.js"
 import { EngineEvent } from "../../Engine.js"
 
 /** What the network remembers of a message a sandbox session sent, to route its receipts. */

@@ -1,5 +1,5 @@
 import { Clock, Effect, HashMap, Option, Ref } from "effect"
-import { phoneOfChatId } from "../../../services/Ids.js"
+import { phoneOfChatId } from "../../../domain/Ids.js"
 import { EngineError, EngineEvent, type InboundMedia, type InboundMessage, type ReactCommand, type SendCommand } from "../../Engine.js"
 import { isEchoPhone, newSandboxMessageId } from "./identity.js"
 import type { SentMessage } from "./Ledger.js"

@@ -1,5 +1,5 @@
 import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
-import type { Me } from "../../../services/Session.js"
+import type { Me } from "../../../domain/Session.js"
 import type { MediaStore } from "../../../layers/media/MediaStore.js"
 import { untilStoreIsBack } from "../../../layers/store/outage.js"
 import {

@@ -1,7 +1,7 @@
 import { Clock, Deferred, Duration, Effect, HashMap, Option, Queue, Ref, Scope } from "effect"
 import { untilStoreIsBack } from "../../../layers/store/outage.js"
-import { isStatusAdvance, type MessageStatus } from "../../../services/Message.js"
-import type { Me } from "../../../services/Session.js"
+import { isStatusAdvance, type MessageStatus } from "../../../domain/Message.js"
+import type { Me } from "../../../domain/Session.js"
 import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
 import { type HeldEvents, makeHeldEvents } from "./HeldEvents.js"
 import { sandboxPhoneOf } from "./identity.js"
@@ -101,7 +101,7 @@ const switchboardOf = (state: {
   const emitIfLive = (line: Line, event: EngineEvent) =>
     current(line).pipe(Effect.flatMap(Option.match({
       onNone: () => Effect.void,
-      onSome: (live) => Queue.offer(live.inbox, event)
+      onSome: (live) => Effect.asVoid(Queue.offer(live.inbox, event))
     })))
 
   /** Everything network-made (statuses, echo replies) goes through the FIFO, after the ack delay. */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto"
 import { Effect } from "effect"
-import type { Me } from "../../../services/Session.js"
+import type { Me } from "../../../domain/Session.js"
 
 /**
  * Identities and tokens of the simulated network. Phones and lids are pure functions of the

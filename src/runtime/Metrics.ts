@@ -2,9 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Stream } from "effect"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
 import { fromCount } from "../layers/store/columns.js"
-import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
-import { type DomainEvent, Events } from "./Events.js"
-import { SessionStatus } from "./Session.js"
+import { SessionSupervisor } from "./SessionSupervisor.js"
+import { Events } from "./Events.js"
+import { type DomainEvent } from "../domain/Events.js"
+import { SessionStatus } from "../domain/Session.js"
 
 /** One answered API request, as the request metrics count it. */
 export interface HttpRequestSample {

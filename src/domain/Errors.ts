@@ -1,4 +1,3 @@
-import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
 /**
@@ -92,22 +91,6 @@ export const ErrorBody = Schema.Struct({
   message: Schema.String,
   details: Schema.optional(Schema.Unknown)
 }).annotations({ identifier: "Error" })
-
-type ErrorClass<E extends ApiError> = Schema.Schema<E, any> & {
-  readonly status: number
-  new(props: { code: string; message: string; details?: unknown }): E
-}
-
-/**
- * The schema the HTTP contract uses for an error class: the class on the inside, the body of
- * API.md on the wire, and the class's HTTP status as annotation.
- */
-export const wireError = <E extends ApiError>(cls: ErrorClass<E>) =>
-  Schema.transform(ErrorBody, Schema.typeSchema(cls), {
-    strict: false,
-    decode: (body) => new cls({ code: body.code, message: body.message, details: body.details }),
-    encode: (error) => toErrorBody(cls.status, error)
-  }).annotations(HttpApiSchema.annotations({ status: cls.status }))
 
 /** The wire body of an error with the given HTTP status. */
 export const toErrorBody = (status: number, error: { readonly code: string; readonly message: string; readonly details?: unknown }): typeof ErrorBody.Type => ({

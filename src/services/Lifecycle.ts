@@ -1,5 +1,5 @@
 import { Clock, Context, Duration, Effect, type Fiber, FiberSet, Layer, Schedule } from "effect"
-import { SessionSupervisor } from "./SessionSupervisor.js"
+import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 
 export interface LifecycleSettings {
   /** How long a drain waits for in-flight requests and queued sends (`SHUTDOWN_TIMEOUT_MS`). */

@@ -19,9 +19,9 @@ import { ClusterWebhookDispatcherLive } from "../runtime/cluster/WebhookOutboxEn
 import type { ActorSettings } from "../runtime/SessionActor.js"
 import { makeSessionSupervisor, SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { defaultDispatcherOptions, WebhookDispatcher } from "../runtime/webhooks/Dispatcher.js"
-import { CachedCopies } from "../services/CachedCopies.js"
-import { Events } from "../services/Events.js"
-import type { ClusterSettings, Settings } from "./Config.js"
+import { CachedCopies } from "../runtime/CachedCopies.js"
+import { Events } from "../runtime/Events.js"
+import type { ClusterSettings, Settings } from "../domain/Settings.js"
 
 /**
  * How the gateway's processes are arranged, picked by `CLUSTER`: the layers that differ

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { cidrProblem } from "./network/cidr.js"
+import { cidrProblem } from "./cidr.js"
 
 /** `viewer` reads; `operator` also runs sessions, sends and manages webhooks; `admin` does everything. */
 export const Role = Schema.Literal("admin", "operator", "viewer")

@@ -1,44 +1,6 @@
-import { Context, Effect, Layer, PubSub, Schema, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
 import { EventRepo } from "../layers/store/EventRepo.js"
-import { uuidv7 } from "./Ids.js"
-
-/** The event kinds of API.md's catalog. */
-export const EventKind = Schema.Literal(
-  "session.status",
-  "session.qr",
-  "message.received",
-  "message.sent",
-  "message.ack",
-  "message.failed",
-  "message.reaction",
-  "message.revoked",
-  "group.join",
-  "group.leave",
-  "group.update",
-  "group.participants",
-  "label.update",
-  /** Sent by `POST /api/webhooks/{id}/test` to that webhook only. */
-  "webhook.test"
-)
-export type EventKind = typeof EventKind.Type
-
-/** The envelope every consumer sees (webhook body, SSE data, library stream). */
-export const DomainEvent = Schema.Struct({
-  id: Schema.String,
-  event: EventKind,
-  sessionId: Schema.String,
-  timestamp: Schema.String,
-  data: Schema.Unknown
-})
-export type DomainEvent = typeof DomainEvent.Type
-
-export const makeEvent = (event: EventKind, sessionId: string, data: unknown, at = new Date()): DomainEvent => ({
-  id: uuidv7(at.getTime()),
-  event,
-  sessionId,
-  timestamp: at.toISOString(),
-  data
-})
+import type { DomainEvent } from "../domain/Events.js"
 
 /**
  * Domain events. Publishing writes the event to the outbox (the Store's `events` table), in

@@ -1,0 +1,13 @@
+import { Schema } from "effect"
+import { createRequire } from "node:module"
+
+/** The package version, read once (src/domain and dist/domain are both two levels down). */
+export const VERSION: string = (createRequire(import.meta.url)("../../package.json") as { version: string }).version
+
+export const HealthReport = Schema.Struct({
+  status: Schema.Literal("ok", "degraded"),
+  version: Schema.String,
+  uptime: Schema.Number.annotations({ description: "seconds since start" }),
+  checks: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+export type HealthReport = typeof HealthReport.Type
