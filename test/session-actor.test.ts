@@ -270,7 +270,7 @@ describe("SessionSupervisor", () => {
       yield* core.supervisor.stop(stopped)
       expect((yield* core.sessions.get(stopped)).status).toBe("stopped")
       yield* core.supervisor.remove(removed)
-      expect((yield* core.sessions.get(removed).pipe(Effect.flip)).code).toBe("SESSION_NOT_FOUND")
+      expect(yield* core.sessions.get(removed).pipe(Effect.flip)).toMatchObject({ code: "SESSION_NOT_FOUND" })
       expect([...(yield* core.supervisor.running)].sort()).toEqual([running])
       // Sessions that ended on their own (failed, unlinked from the phone) stay ended too.
       const replaced = yield* createAndLink(core, "gets-replaced")
@@ -280,7 +280,7 @@ describe("SessionSupervisor", () => {
       yield* core.network.dropConnection(unlinked, { kind: "logged_out", code: "LOGGED_OUT", message: "401" })
       yield* advanceUntil(statusIs(core, unlinked, "logged_out"))
       // Unlinked means no account: /me is a 409 and the number is gone.
-      expect((yield* core.sessions.me(unlinked).pipe(Effect.flip)).code).toBe("SESSION_NOT_READY")
+      expect(yield* core.sessions.me(unlinked).pipe(Effect.flip)).toMatchObject({ code: "SESSION_NOT_READY" })
       expect((yield* core.sessions.get(unlinked)).phone).toBeNull()
       // restore is idempotent for the running one and leaves every ended one alone.
       expect(yield* core.supervisor.restore).toBe(1)

@@ -142,7 +142,7 @@ const harness = (context: Context.Context<Events | WebhookRepo | DeliveryRepo | 
 }
 
 /** Checks `condition` every 10 ms until it holds (the test's own timeout bounds the wait). */
-const eventually = <A>(read: Effect.Effect<A>, condition: (value: A) => boolean, within: Duration.DurationInput = "5 seconds") =>
+const eventually = <A, E>(read: Effect.Effect<A, E>, condition: (value: A) => boolean, within: Duration.DurationInput = "5 seconds") =>
   Effect.gen(function*() {
     const deadline = Date.now() + Duration.toMillis(within)
     for (;;) {
@@ -153,7 +153,7 @@ const eventually = <A>(read: Effect.Effect<A>, condition: (value: A) => boolean,
     }
   })
 
-const settledDelivery = (deliveries: Effect.Effect<ReadonlyArray<Delivery>>) =>
+const settledDelivery = <E>(deliveries: Effect.Effect<ReadonlyArray<Delivery>, E>) =>
   eventually(deliveries, (list) => list.length > 0 && list.every((d) => d.status !== "pending")).pipe(Effect.map((list) => list[0]!))
 
 /** Verifies a request with the `standardwebhooks` library, as a receiver would; throws when it does not verify. */

@@ -52,6 +52,15 @@ export class EngineTimeout extends Schema.TaggedError<EngineTimeout>()("EngineTi
   static readonly status = 504
 }
 
+/**
+ * The Store (the database) could not be reached, or refused a statement. Every change and the
+ * events announcing it are one transaction, so nothing was half done: the caller may try again.
+ * Repositories fail with it; the HTTP layer answers it as 503 SERVICE_UNAVAILABLE.
+ */
+export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
+  message: Schema.String
+}) {}
+
 export type ApiError =
   | ValidationFailed
   | Unauthorized

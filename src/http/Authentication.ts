@@ -79,6 +79,9 @@ export const AuthenticationLive = Layer.effect(
       }
 
       const principal = yield* keys.authenticate(credential).pipe(
+        // The middleware's contract answers 401/403/429 only; an outage leaves it as a defect,
+        // which `ErrorResponses` answers 503 SERVICE_UNAVAILABLE.
+        Effect.catchTag("StoreUnavailable", (outage) => Effect.die(outage)),
         Effect.catchAll((refusal) =>
           Effect.flatMap(rateLimit(`ip:${clientIp}`, settings.rateLimitPerMinute), (verdict): Effect.Effect<never, Unauthorized | RateLimited> => {
             if (info !== undefined) info.rateLimit = Option.getOrUndefined(verdict)
@@ -97,7 +100,10 @@ export const AuthenticationLive = Layer.effect(
 
       yield* checkRole(principal, route.method, path)
       if (params.sessionId !== undefined) {
-        yield* requireSession(principal, params.sessionId).pipe(Effect.provideService(SessionRepo, sessions))
+        yield* requireSession(principal, params.sessionId).pipe(
+          Effect.provideService(SessionRepo, sessions),
+          Effect.catchTag("StoreUnavailable", (outage) => Effect.die(outage))
+        )
       }
       return principal
     })

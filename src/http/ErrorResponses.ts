@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerResponse, Multipart } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
-import { toErrorBody } from "../domain/Errors.js"
+import { StoreUnavailable, toErrorBody } from "../domain/Errors.js"
 
 interface Refusal {
   readonly status: number
@@ -48,7 +48,7 @@ const refusalOf = (error: unknown): Refusal | undefined => {
   // every change and its events are one transaction.
   if (isTagged(error, "ClusterUnreachable")) return { status: 503, code: "SERVICE_UNAVAILABLE", message: (error as Error).message }
   if (isOutage(error)) {
-    return { status: 503, code: "SERVICE_UNAVAILABLE", message: "the database or cache cannot be reached right now; try again shortly" }
+    return storeOutage
   }
   if (HttpServerError.isServerError(error)) {
     if (error._tag === "RouteNotFound") {
@@ -72,8 +72,25 @@ const refusalOf = (error: unknown): Refusal | undefined => {
 const tagOf = (error: unknown) =>
   typeof error === "object" && error !== null ? (error as { readonly _tag?: unknown })._tag : undefined
 const isTagged = (error: unknown, tag: string) => tagOf(error) === tag
-const outageTags = new Set<unknown>(["SqlError", "CacheUnavailable"])
-const isOutage = (error: unknown) => outageTags.has(tagOf(error))
+const isOutage = (error: unknown) => error instanceof StoreUnavailable || isTagged(error, "CacheUnavailable")
+
+const storeOutage: Refusal = {
+  status: 503,
+  code: "SERVICE_UNAVAILABLE",
+  message: "the database or cache cannot be reached right now; try again shortly"
+}
+
+/**
+ * A handler whose Store was unavailable answers 503 `SERVICE_UNAVAILABLE`: the caller may try
+ * again, as nothing was half done (every change and its events are one transaction).
+ */
+export const answeringStoreOutage = <Request, A, E, R>(handler: (request: Request) => Effect.Effect<A, E, R>) =>
+(request: Request): Effect.Effect<A | HttpServerResponse.HttpServerResponse, Exclude<E, StoreUnavailable>, R> =>
+  Effect.catchIf(
+    handler(request),
+    (error): error is Extract<E, StoreUnavailable> => error instanceof StoreUnavailable,
+    () => Effect.succeed(respond(storeOutage))
+  ) as Effect.Effect<A | HttpServerResponse.HttpServerResponse, Exclude<E, StoreUnavailable>, R>
 
 const respond = (refusal: Refusal) => HttpServerResponse.unsafeJson(toErrorBody(refusal.status, refusal), { status: refusal.status })
 

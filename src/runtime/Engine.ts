@@ -1,6 +1,7 @@
 import { Context, Data, Effect, Option, Scope, Stream } from "effect"
 import type { MediaKind, MessageStatus } from "../domain/Message.js"
 import type { Me } from "../domain/Session.js"
+import type { StoreUnavailable } from "../domain/Errors.js"
 import type {
   ChannelOperations,
   ContactOperations,
@@ -135,13 +136,13 @@ export class EngineError extends Data.TaggedError("EngineError")<{
  * them, Signal keys). Backed by the Store; `setKeys` is one transaction.
  */
 export interface AuthState {
-  readonly readCreds: Effect.Effect<Option.Option<unknown>>
-  readonly writeCreds: (creds: unknown) => Effect.Effect<void>
-  readonly getKeys: (type: string, ids: ReadonlyArray<string>) => Effect.Effect<Record<string, unknown>>
+  readonly readCreds: Effect.Effect<Option.Option<unknown>, StoreUnavailable>
+  readonly writeCreds: (creds: unknown) => Effect.Effect<void, StoreUnavailable>
+  readonly getKeys: (type: string, ids: ReadonlyArray<string>) => Effect.Effect<Record<string, unknown>, StoreUnavailable>
   /** `null` deletes a key. All changes are applied atomically. */
-  readonly setKeys: (changes: Record<string, Record<string, unknown | null>>) => Effect.Effect<void>
+  readonly setKeys: (changes: Record<string, Record<string, unknown | null>>) => Effect.Effect<void, StoreUnavailable>
   /** Wipes credentials and keys (logout). */
-  readonly clear: Effect.Effect<void>
+  readonly clear: Effect.Effect<void, StoreUnavailable>
 }
 
 export interface ConnectOptions {

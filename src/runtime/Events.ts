@@ -1,4 +1,5 @@
 import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { EventRepo } from "../layers/store/EventRepo.js"
 import type { DomainEvent } from "../domain/Events.js"
 
@@ -10,7 +11,7 @@ import type { DomainEvent } from "../domain/Events.js"
  * every runner's events (see `ClusterEventsLive`).
  */
 export interface EventsService {
-  readonly publish: (event: DomainEvent) => Effect.Effect<void>
+  readonly publish: (event: DomainEvent) => Effect.Effect<void, StoreUnavailable>
   /**
    * A live feed from the moment of subscription: every event of the gateway (in a cluster,
    * of every runner). Subscribe inside a scope to not miss events.

@@ -1,4 +1,5 @@
 import { Effect, Option } from "effect"
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { mediaKey, MediaStore } from "../layers/media/MediaStore.js"
 import type { MediaRecord } from "../layers/store/messageRecords.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
@@ -23,7 +24,7 @@ export interface InboundContext {
   /** Fetches a received message's media over the connection the event came on. */
   readonly downloadMedia: (media: InboundMedia) => Effect.Effect<Uint8Array, EngineError>
   readonly setStatus: (next: SessionStatus, error?: Omit<LastError, "at">) => Effect.Effect<void>
-  readonly showQr: (qr: { readonly qr: string; readonly expiresAt: Date }) => Effect.Effect<void>
+  readonly showQr: (qr: { readonly qr: string; readonly expiresAt: Date }) => Effect.Effect<void, StoreUnavailable>
   readonly markReady: Effect.Effect<void>
 }
 

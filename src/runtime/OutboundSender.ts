@@ -1,3 +1,4 @@
+import { untilStoreIsBack } from "./storeOutage.js"
 import { Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { mediaKey, type MediaStoreService } from "../layers/media/MediaStore.js"
 import type { MessageRepo, MessageRow } from "../layers/store/MessageRepo.js"
@@ -121,7 +122,13 @@ export const makeOutbound = (deps: OutboundDeps) =>
     return {
       /** The lane itself; runs until interrupted. */
       run: Queue.take(queue).pipe(
-        Effect.flatMap((messageId) => Effect.ensuring(sendOne(messageId), Effect.zipRight(Effect.sync(() => queued.delete(messageId)), recount))),
+        Effect.flatMap((messageId) =>
+          Effect.ensuring(
+            // A message in its turn is sent once the Store answers again: it is not dropped.
+            untilStoreIsBack(sendOne(messageId), "sending a queued message"),
+            Effect.zipRight(Effect.sync(() => queued.delete(messageId)), recount)
+          )
+        ),
         Effect.forever
       ),
       /** Idempotent: a message already waiting is not queued twice. */

@@ -2,7 +2,7 @@ import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Mailbox, O
 import { MediaStore } from "../layers/media/MediaStore.js"
 import { AuthRepo } from "../layers/store/AuthRepo.js"
 import { MessageRepo } from "../layers/store/MessageRepo.js"
-import { untilStoreIsBack } from "../layers/store/outage.js"
+import { untilStoreIsBack } from "./storeOutage.js"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
 import { Conflict, type EngineCallError, toApiError } from "../domain/Errors.js"
@@ -111,13 +111,20 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     const readyConnection = yield* SubscriptionRef.make(Option.none<EngineConnection>())
 
     const lookupSent = (engineMessageId: string) =>
-      Effect.map(messages.findByEngineId(sessionId, engineMessageId), Option.flatMap((row) =>
-        row.fromMe && row.type === "text" && row.text !== null ? Option.some({ chatId: row.chatId, text: row.text }) : Option.none()
-      ))
+      Effect.map(
+        untilStoreIsBack(messages.findByEngineId(sessionId, engineMessageId), "looking up a sent message"),
+        Option.flatMap((row) =>
+          row.fromMe && row.type === "text" && row.text !== null ? Option.some({ chatId: row.chatId, text: row.text }) : Option.none()
+        )
+      )
 
     const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
-    const setStatus = (next: SessionStatus, error?: Omit<LastError, "at">) =>
+    /** The status is written (with its event) before the actor goes on: it waits for the Store if need be. */
+    const setStatus = (next: SessionStatus, error?: Omit<LastError, "at">): Effect.Effect<void> =>
+      untilStoreIsBack(recordStatus(next, error), `recording the status ${next}`)
+
+    const recordStatus = (next: SessionStatus, error?: Omit<LastError, "at">) =>
       Effect.gen(function*() {
         const previous = yield* SubscriptionRef.get(state)
         if (previous.status === next && error === undefined) return
@@ -165,7 +172,10 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     /** One connection, from connect to close. Never fails: a failed connect is an outcome too. */
     const linkOnce = Effect.scoped(
       Effect.gen(function*() {
-        const proxyUrl = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.proxyUrl)
+        const proxyUrl = Option.flatMapNullable(
+          yield* untilStoreIsBack(sessions.findById(sessionId), "reading the session's proxy"),
+          (row) => row.proxyUrl
+        )
         const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl, lookupSent }))
         if (connected._tag === "Left") {
           const { code, message, transient } = connected.left
@@ -204,7 +214,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
           const error = { code: reason.code, message: reason.message }
           if (reachedReady) immediateRestarts = 0
           if (reason.kind === "logged_out") {
-            yield* unlinkSession(sessionId)
+            yield* untilStoreIsBack(unlinkSession(sessionId), "unlinking the session")
             return yield* setStatus("logged_out", error)
           }
           if (reason.kind === "fatal") return yield* setStatus("failed", error)
@@ -231,7 +241,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
 
     const outbound = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends })
     yield* Effect.forkScoped(reportingCrash(outbound.run))
-    for (const row of yield* messages.listUnsent(sessionId)) yield* outbound.enqueue(row.id)
+    for (const row of yield* untilStoreIsBack(messages.listUnsent(sessionId), "finding the unsent messages")) yield* outbound.enqueue(row.id)
 
     /**
      * Runs an engine call that needs the connection in a given status and answers the caller,
@@ -277,7 +287,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
           const conn = yield* Ref.get(connection)
           if (Option.isSome(conn)) yield* Effect.ignore(Effect.timeout(conn.value.logout, "5 seconds"))
           yield* Fiber.interrupt(link)
-          yield* unlinkSession(sessionId)
+          yield* untilStoreIsBack(unlinkSession(sessionId), "unlinking the session")
           yield* setStatus("logged_out")
           return yield* Deferred.succeed(command.done, true)
         }

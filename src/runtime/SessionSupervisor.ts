@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import {
   Cause,
   Clock,
@@ -46,20 +47,20 @@ const HEALTHY_RUN = Duration.minutes(5)
 
 export interface SessionSupervisorService {
   /** Starts the session's actor if it is not running. Idempotent. */
-  readonly start: (sessionId: string) => Effect.Effect<void>
+  readonly start: (sessionId: string) => Effect.Effect<void, StoreUnavailable>
   /** Stops the actor (status `stopped`); the session is not restored on the next boot. */
-  readonly stop: (sessionId: string) => Effect.Effect<void>
+  readonly stop: (sessionId: string) => Effect.Effect<void, StoreUnavailable>
   /** Relinks a running session from scratch, or starts a stopped one. */
-  readonly restart: (sessionId: string) => Effect.Effect<void>
+  readonly restart: (sessionId: string) => Effect.Effect<void, StoreUnavailable>
   /**
    * Ends the session's actor here without changing what the session wants: in a cluster, its
    * shard moved to another runner, which takes the session over.
    */
   readonly release: (sessionId: string) => Effect.Effect<void>
   /** Unlinks the account and wipes its credentials (status `logged_out`). */
-  readonly logout: (sessionId: string) => Effect.Effect<void>
+  readonly logout: (sessionId: string) => Effect.Effect<void, StoreUnavailable>
   /** Logs the session out, and removes it with everything the gateway and the engine keep. */
-  readonly remove: (sessionId: string) => Effect.Effect<void>
+  readonly remove: (sessionId: string) => Effect.Effect<void, StoreUnavailable>
   /**
    * Hands a stored `pending` message to the session's actor. False when it is not running:
    * the message then waits in the Store and goes out when the session is started.
@@ -79,7 +80,7 @@ export interface SessionSupervisorService {
   /** The live state of a running session and its changes; empty when it is not running. */
   readonly watch: (sessionId: string) => Stream.Stream<ActorState>
   /** Starts every session that was running when the gateway last stopped. */
-  readonly restore: Effect.Effect<number>
+  readonly restore: Effect.Effect<number, StoreUnavailable>
   /** Ids of the sessions whose actors are alive. */
   readonly running: Effect.Effect<ReadonlyArray<string>>
   /** Commands waiting in each running session's mailbox, by session id (for the metrics). */
@@ -90,7 +91,7 @@ export interface SessionSupervisorService {
    * send the network has not acknowledged yet (`pending` in the Store). Other sessions' sends
    * wait in the Store until those sessions are ready again.
    */
-  readonly outgoing: Effect.Effect<{ readonly queued: number; readonly unacknowledged: number }>
+  readonly outgoing: Effect.Effect<{ readonly queued: number; readonly unacknowledged: number }, StoreUnavailable>
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { FileSystem, Path } from "@effect/platform"
 import { Cache, Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
@@ -36,18 +37,18 @@ export const generateApiKey = () => `sb_${randomBytes(32).toString("base64url")}
 const prefixOf = (key: string) => `${key.slice(0, 9)}…`
 
 export interface ApiKeysService {
-  readonly authenticate: (key: string) => Effect.Effect<Principal, Unauthorized>
-  readonly create: (request: CreateApiKeyRequest) => Effect.Effect<CreatedApiKey, ValidationFailed>
-  readonly list: (page: Option.Option<PageRequest>) => Effect.Effect<Page<ApiKey>>
-  readonly get: (keyId: string) => Effect.Effect<ApiKey, NotFound>
-  readonly update: (keyId: string, request: UpdateApiKeyRequest) => Effect.Effect<ApiKey, NotFound | Conflict | ValidationFailed>
-  readonly revoke: (keyId: string) => Effect.Effect<ApiKey, NotFound | Conflict>
-  readonly remove: (keyId: string) => Effect.Effect<void, NotFound | Conflict>
+  readonly authenticate: (key: string) => Effect.Effect<Principal, Unauthorized | StoreUnavailable>
+  readonly create: (request: CreateApiKeyRequest) => Effect.Effect<CreatedApiKey, ValidationFailed | StoreUnavailable>
+  readonly list: (page: Option.Option<PageRequest>) => Effect.Effect<Page<ApiKey>, StoreUnavailable>
+  readonly get: (keyId: string) => Effect.Effect<ApiKey, NotFound | StoreUnavailable>
+  readonly update: (keyId: string, request: UpdateApiKeyRequest) => Effect.Effect<ApiKey, NotFound | Conflict | ValidationFailed | StoreUnavailable>
+  readonly revoke: (keyId: string) => Effect.Effect<ApiKey, NotFound | Conflict | StoreUnavailable>
+  readonly remove: (keyId: string) => Effect.Effect<void, NotFound | Conflict | StoreUnavailable>
   /**
    * Makes sure an admin key exists: `API_KEY` from the environment, or, on a first start with
    * no key at all, a generated one, printed once and written to `DATA_DIR/.api-key` (mode 0600).
    */
-  readonly bootstrap: Effect.Effect<void>
+  readonly bootstrap: Effect.Effect<void, StoreUnavailable>
 }
 
 export class ApiKeys extends Context.Tag("switchboard/ApiKeys")<ApiKeys, ApiKeysService>() {

@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option } from "effect"
 import { ChannelRepo } from "../layers/store/ChannelRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
@@ -10,15 +11,15 @@ import { makeSessionCalls } from "./SessionCalls.js"
 type Failure = EngineCallError | EngineTimeout
 
 export interface ChannelsService {
-  readonly create: (sessionId: string, name: string, description: string | null) => Effect.Effect<Channel, Failure>
+  readonly create: (sessionId: string, name: string, description: string | null) => Effect.Effect<Channel, Failure | StoreUnavailable>
   /** The channels the session owns or follows, as the Store keeps them. */
-  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Channel>, NotFound>
-  readonly get: (sessionId: string, channelId: string) => Effect.Effect<Channel, Failure>
+  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Channel>, NotFound | StoreUnavailable>
+  readonly get: (sessionId: string, channelId: string) => Effect.Effect<Channel, Failure | StoreUnavailable>
   /** Deletes a channel the session owns; unfollows one it follows. */
-  readonly remove: (sessionId: string, channelId: string) => Effect.Effect<void, Failure>
-  readonly subscribe: (sessionId: string, target: SubscribeRequest) => Effect.Effect<Channel, Failure>
+  readonly remove: (sessionId: string, channelId: string) => Effect.Effect<void, Failure | StoreUnavailable>
+  readonly subscribe: (sessionId: string, target: SubscribeRequest) => Effect.Effect<Channel, Failure | StoreUnavailable>
   /** The newest `count` posts, newest first. */
-  readonly messages: (sessionId: string, channelId: string, count: number) => Effect.Effect<ReadonlyArray<ChannelMessage>, Failure>
+  readonly messages: (sessionId: string, channelId: string, count: number) => Effect.Effect<ReadonlyArray<ChannelMessage>, Failure | StoreUnavailable>
 }
 
 export class Channels extends Context.Tag("switchboard/Channels")<Channels, ChannelsService>() {

@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, type Option } from "effect"
 import { ContactRepo } from "../layers/store/ContactRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
@@ -8,8 +9,8 @@ import { makeSessionCalls } from "./SessionCalls.js"
 
 export interface ContactsService {
   /** Whether a number is on WhatsApp, with its ids; one that is becomes a known contact. */
-  readonly check: (sessionId: string, phone: string) => Effect.Effect<ContactCheck, EngineCallError | EngineTimeout>
-  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Contact>, NotFound>
+  readonly check: (sessionId: string, phone: string) => Effect.Effect<ContactCheck, EngineCallError | EngineTimeout | StoreUnavailable>
+  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Contact>, NotFound | StoreUnavailable>
 }
 
 export class Contacts extends Context.Tag("switchboard/Contacts")<Contacts, ContactsService>() {

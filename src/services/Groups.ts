@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option } from "effect"
 import { GroupRepo } from "../layers/store/GroupRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
@@ -10,22 +11,22 @@ import { makeSessionCalls } from "./SessionCalls.js"
 type Failure = EngineCallError | EngineTimeout
 
 export interface GroupsService {
-  readonly create: (sessionId: string, subject: string, participants: ReadonlyArray<string>) => Effect.Effect<Group, Failure>
+  readonly create: (sessionId: string, subject: string, participants: ReadonlyArray<string>) => Effect.Effect<Group, Failure | StoreUnavailable>
   /** Fresh from the network when the session is ready, else what the Store last knew. */
-  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Group>, Failure>
-  readonly get: (sessionId: string, groupId: string) => Effect.Effect<Group, Failure>
+  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Group>, Failure | StoreUnavailable>
+  readonly get: (sessionId: string, groupId: string) => Effect.Effect<Group, Failure | StoreUnavailable>
   readonly changeParticipants: (
     sessionId: string,
     groupId: string,
     action: ParticipantAction,
     participants: ReadonlyArray<string>
-  ) => Effect.Effect<{ readonly groupId: string; readonly results: ReadonlyArray<ParticipantResult> }, Failure>
-  readonly setSubject: (sessionId: string, groupId: string, subject: string) => Effect.Effect<Group, Failure>
-  readonly setDescription: (sessionId: string, groupId: string, description: string) => Effect.Effect<Group, Failure>
-  readonly leave: (sessionId: string, groupId: string) => Effect.Effect<void, Failure>
-  readonly inviteCode: (sessionId: string, groupId: string) => Effect.Effect<InviteLink, Failure>
-  readonly revokeInvite: (sessionId: string, groupId: string) => Effect.Effect<InviteLink, Failure>
-  readonly join: (sessionId: string, code: string) => Effect.Effect<Group, Failure>
+  ) => Effect.Effect<{ readonly groupId: string; readonly results: ReadonlyArray<ParticipantResult> }, Failure | StoreUnavailable>
+  readonly setSubject: (sessionId: string, groupId: string, subject: string) => Effect.Effect<Group, Failure | StoreUnavailable>
+  readonly setDescription: (sessionId: string, groupId: string, description: string) => Effect.Effect<Group, Failure | StoreUnavailable>
+  readonly leave: (sessionId: string, groupId: string) => Effect.Effect<void, Failure | StoreUnavailable>
+  readonly inviteCode: (sessionId: string, groupId: string) => Effect.Effect<InviteLink, Failure | StoreUnavailable>
+  readonly revokeInvite: (sessionId: string, groupId: string) => Effect.Effect<InviteLink, Failure | StoreUnavailable>
+  readonly join: (sessionId: string, code: string) => Effect.Effect<Group, Failure | StoreUnavailable>
 }
 
 export interface InviteLink {

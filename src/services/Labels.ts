@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, type Option } from "effect"
 import { LabelRepo } from "../layers/store/LabelRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
@@ -13,11 +14,11 @@ type Failure = EngineCallError | EngineTimeout
  * so lists come from the Store, kept current by `LabelChanged` events and by what this API does.
  */
 export interface LabelsService {
-  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Label>, NotFound>
-  readonly create: (sessionId: string, name: string, color: number | null) => Effect.Effect<Label, Failure>
-  readonly ofChat: (sessionId: string, chatId: string) => Effect.Effect<ReadonlyArray<Label>, NotFound>
-  readonly addToChat: (sessionId: string, chatId: string, labelId: string) => Effect.Effect<ReadonlyArray<Label>, Failure>
-  readonly removeFromChat: (sessionId: string, chatId: string, labelId: string) => Effect.Effect<ReadonlyArray<Label>, Failure>
+  readonly list: (sessionId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Label>, NotFound | StoreUnavailable>
+  readonly create: (sessionId: string, name: string, color: number | null) => Effect.Effect<Label, Failure | StoreUnavailable>
+  readonly ofChat: (sessionId: string, chatId: string) => Effect.Effect<ReadonlyArray<Label>, NotFound | StoreUnavailable>
+  readonly addToChat: (sessionId: string, chatId: string, labelId: string) => Effect.Effect<ReadonlyArray<Label>, Failure | StoreUnavailable>
+  readonly removeFromChat: (sessionId: string, chatId: string, labelId: string) => Effect.Effect<ReadonlyArray<Label>, Failure | StoreUnavailable>
 }
 
 export class Labels extends Context.Tag("switchboard/Labels")<Labels, LabelsService>() {

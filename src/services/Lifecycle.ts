@@ -70,7 +70,7 @@ const make = ({ shutdownTimeout }: LifecycleSettings) =>
       })
 
     // A Store that cannot answer cannot send either: then there is nothing to wait for.
-    const outgoing = Effect.catchAllDefect(supervisor.outgoing, () => Effect.succeed({ queued: 0, unacknowledged: 0 }))
+    const outgoing = Effect.catchTag(supervisor.outgoing, "StoreUnavailable", () => Effect.succeed({ queued: 0, unacknowledged: 0 }))
     const remaining = Effect.map(outgoing, (sends) => ({ requests: inFlight.size, ...sends }))
     const pollUntil = (done: (left: Effect.Effect.Success<typeof remaining>) => boolean) =>
       Effect.repeat(remaining, { schedule: Schedule.spaced(DRAIN_POLL), until: done })

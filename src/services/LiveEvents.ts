@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Chunk, Context, Effect, Layer, Option, Stream } from "effect"
 import { EventRepo } from "../layers/store/EventRepo.js"
 import { Events } from "../runtime/Events.js"
@@ -14,7 +15,7 @@ export interface LiveEventsService {
    * that one (what a reconnecting client missed), then the live ones, with none twice or lost
    * in between.
    */
-  readonly stream: (filter: LiveFilter, lastEventId: Option.Option<string>) => Stream.Stream<DomainEvent>
+  readonly stream: (filter: LiveFilter, lastEventId: Option.Option<string>) => Stream.Stream<DomainEvent, StoreUnavailable>
 }
 
 export class LiveEvents extends Context.Tag("switchboard/LiveEvents")<LiveEvents, LiveEventsService>() {

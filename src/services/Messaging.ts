@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { mediaKey, MediaStore, type MediaStoreError } from "../layers/media/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../layers/store/BatchRepo.js"
@@ -41,15 +42,14 @@ import { acceptsSends } from "../domain/Session.js"
 
 export interface MessagingService {
   /** Stores the message as `pending` and queues it with the session. 2xx means it is stored. */
-  readonly sendText: (sessionId: string, request: SendTextRequest) => Effect.Effect<SendResult, NotFound | Conflict>
+  readonly sendText: (sessionId: string, request: SendTextRequest) => Effect.Effect<SendResult, NotFound | Conflict | StoreUnavailable>
   /**
    * Takes in the media (fetched, size-capped, its type told from the bytes), keeps it in the
    * media store, then stores and queues the message like a text.
    */
   readonly sendMedia: (sessionId: string, input: SendMediaInput) => Effect.Effect<
     SendResult,
-    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable
-  >
+    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
   /**
    * The bytes of a message's media, sent or received, with what they are: streamed from the
    * media store as they are read (a failure mid-stream ends the stream with the error).
@@ -61,31 +61,27 @@ export interface MessagingService {
       readonly mimetype: string
       readonly filename: string | null
     },
-    NotFound | ServiceUnavailable
-  >
+    NotFound | ServiceUnavailable | StoreUnavailable>
   /** Sets this session's reaction on a message of the chat; `emoji` "" takes it back. */
   readonly react: (sessionId: string, request: ReactRequest) => Effect.Effect<
     { readonly messageId: string; readonly chatId: string; readonly emoji: string },
-    EngineCallError | EngineTimeout
-  >
+    EngineCallError | EngineTimeout | StoreUnavailable>
   /**
    * Sends read receipts for received messages of a chat (the given ones, or every unread one)
    * and marks them `read`.
    */
   readonly markRead: (sessionId: string, request: MarkReadRequest) => Effect.Effect<
     { readonly chatId: string; readonly read: number },
-    EngineCallError | EngineTimeout
-  >
+    EngineCallError | EngineTimeout | StoreUnavailable>
   /** Stores every message (all or none) as one batch, queued with the session's pacing. */
   readonly sendBulk: (sessionId: string, request: SendBulkRequest) => Effect.Effect<
     { readonly batchId: string; readonly total: number },
-    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable
-  >
-  readonly getBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound>
+    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
+  readonly getBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound | StoreUnavailable>
   /** Stops the batch's messages that have not gone out; they end `failed` with `CANCELLED`. */
-  readonly cancelBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound>
-  readonly list: (sessionId: string, filter: MessageFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Message>, NotFound>
-  readonly get: (sessionId: string, messageId: string) => Effect.Effect<Message, NotFound>
+  readonly cancelBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound | StoreUnavailable>
+  readonly list: (sessionId: string, filter: MessageFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Message>, NotFound | StoreUnavailable>
+  readonly get: (sessionId: string, messageId: string) => Effect.Effect<Message, NotFound | StoreUnavailable>
 }
 
 export class Messaging extends Context.Tag("switchboard/Messaging")<Messaging, MessagingService>() {

@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, type Duration, Effect, Layer, Option, Stream } from "effect"
 import QRCode from "qrcode"
 import { type SessionFilter, SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
@@ -18,31 +19,31 @@ import {
 } from "../domain/Session.js"
 
 export interface SessionsService {
-  readonly create: (request: CreateSessionRequest) => Effect.Effect<Session, Conflict>
-  readonly list: (filter: SessionFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Session>>
-  readonly get: (sessionId: string) => Effect.Effect<Session, NotFound>
-  readonly remove: (sessionId: string) => Effect.Effect<void, NotFound>
-  readonly start: (sessionId: string) => Effect.Effect<Session, NotFound>
-  readonly stop: (sessionId: string) => Effect.Effect<Session, NotFound>
-  readonly restart: (sessionId: string) => Effect.Effect<Session, NotFound>
-  readonly logout: (sessionId: string) => Effect.Effect<Session, NotFound>
-  readonly qr: (sessionId: string) => Effect.Effect<QrCode, NotFound | Conflict>
-  readonly qrPng: (sessionId: string) => Effect.Effect<Uint8Array, NotFound | Conflict>
+  readonly create: (request: CreateSessionRequest) => Effect.Effect<Session, Conflict | StoreUnavailable>
+  readonly list: (filter: SessionFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Session>, StoreUnavailable>
+  readonly get: (sessionId: string) => Effect.Effect<Session, NotFound | StoreUnavailable>
+  readonly remove: (sessionId: string) => Effect.Effect<void, NotFound | StoreUnavailable>
+  readonly start: (sessionId: string) => Effect.Effect<Session, NotFound | StoreUnavailable>
+  readonly stop: (sessionId: string) => Effect.Effect<Session, NotFound | StoreUnavailable>
+  readonly restart: (sessionId: string) => Effect.Effect<Session, NotFound | StoreUnavailable>
+  readonly logout: (sessionId: string) => Effect.Effect<Session, NotFound | StoreUnavailable>
+  readonly qr: (sessionId: string) => Effect.Effect<QrCode, NotFound | Conflict | StoreUnavailable>
+  readonly qrPng: (sessionId: string) => Effect.Effect<Uint8Array, NotFound | Conflict | StoreUnavailable>
   readonly pairingCode: (
     sessionId: string,
     phoneNumber: string
-  ) => Effect.Effect<{ readonly code: string }, EngineCallError | EngineTimeout>
-  readonly me: (sessionId: string) => Effect.Effect<Me, NotFound | Conflict>
+  ) => Effect.Effect<{ readonly code: string }, EngineCallError | EngineTimeout | StoreUnavailable>
+  readonly me: (sessionId: string) => Effect.Effect<Me, NotFound | Conflict | StoreUnavailable>
   /** The proxy as shown to callers (password redacted), or null for a direct connection. */
-  readonly getProxy: (sessionId: string) => Effect.Effect<Session["proxy"], NotFound>
+  readonly getProxy: (sessionId: string) => Effect.Effect<Session["proxy"], NotFound | StoreUnavailable>
   /** Stores a new proxy (or none); a running session uses it from its next connect on. */
-  readonly setProxy: (sessionId: string, url: string | null) => Effect.Effect<Session["proxy"], NotFound>
+  readonly setProxy: (sessionId: string, url: string | null) => Effect.Effect<Session["proxy"], NotFound | StoreUnavailable>
   /** Waits until the session's status satisfies `predicate` (or the timeout passes) and returns it. */
   readonly awaitStatus: (
     sessionId: string,
     predicate: (status: SessionStatus) => boolean,
     timeout: Duration.DurationInput
-  ) => Effect.Effect<Session, NotFound>
+  ) => Effect.Effect<Session, NotFound | StoreUnavailable>
 }
 
 /** The session lifecycle, as the HTTP API, the dashboard and library users see it. */
@@ -87,7 +88,7 @@ const make = Effect.gen(function*() {
     )
 
   /** Lifecycle calls answer once the actor has taken the command, not before. */
-  const lifecycle = (action: (sessionId: string) => Effect.Effect<void>, settled: (status: SessionStatus) => boolean) =>
+  const lifecycle = (action: (sessionId: string) => Effect.Effect<void, StoreUnavailable>, settled: (status: SessionStatus) => boolean) =>
   (sessionId: string) =>
     Effect.zipRight(
       Effect.zipRight(find(sessionId), action(sessionId)),

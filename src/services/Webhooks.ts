@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { lookup } from "node:dns/promises"
@@ -15,18 +16,18 @@ import type { CreateWebhookRequest, Delivery, TestResult, UpdateWebhookRequest, 
 
 export interface WebhooksService {
   /** A webhook for every session's events (`sessionId` null) or one session's; the secret is in this answer only. */
-  readonly create: (sessionId: string | null, request: CreateWebhookRequest) => Effect.Effect<Webhook & { readonly secret: string }, NotFound | ValidationFailed>
-  readonly list: (scope: WebhookScope, page: Option.Option<PageRequest>) => Effect.Effect<Page<Webhook>, NotFound>
-  readonly get: (webhookId: string) => Effect.Effect<Webhook, NotFound>
-  readonly update: (webhookId: string, request: UpdateWebhookRequest) => Effect.Effect<Webhook, NotFound | ValidationFailed>
-  readonly remove: (webhookId: string) => Effect.Effect<void, NotFound>
+  readonly create: (sessionId: string | null, request: CreateWebhookRequest) => Effect.Effect<Webhook & { readonly secret: string }, NotFound | ValidationFailed | StoreUnavailable>
+  readonly list: (scope: WebhookScope, page: Option.Option<PageRequest>) => Effect.Effect<Page<Webhook>, NotFound | StoreUnavailable>
+  readonly get: (webhookId: string) => Effect.Effect<Webhook, NotFound | StoreUnavailable>
+  readonly update: (webhookId: string, request: UpdateWebhookRequest) => Effect.Effect<Webhook, NotFound | ValidationFailed | StoreUnavailable>
+  readonly remove: (webhookId: string) => Effect.Effect<void, NotFound | StoreUnavailable>
   /** Sends a `webhook.test` event to this webhook now, once, and says how it went. */
-  readonly test: (webhookId: string) => Effect.Effect<TestResult, NotFound>
-  readonly deliveries: (webhookId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Delivery>, NotFound>
+  readonly test: (webhookId: string) => Effect.Effect<TestResult, NotFound | StoreUnavailable>
+  readonly deliveries: (webhookId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Delivery>, NotFound | StoreUnavailable>
   /** Sends a delivery again, whatever became of it. */
-  readonly redeliver: (deliveryId: string) => Effect.Effect<Delivery, NotFound>
+  readonly redeliver: (deliveryId: string) => Effect.Effect<Delivery, NotFound | StoreUnavailable>
   /** The webhook a delivery belongs to. */
-  readonly webhookOfDelivery: (deliveryId: string) => Effect.Effect<Webhook, NotFound>
+  readonly webhookOfDelivery: (deliveryId: string) => Effect.Effect<Webhook, NotFound | StoreUnavailable>
 }
 
 export class Webhooks extends Context.Tag("switchboard/Webhooks")<Webhooks, WebhooksService>() {

@@ -1,3 +1,4 @@
+import { answeringStoreOutage } from "../ErrorResponses.js"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Channels } from "../../services/Channels.js"
@@ -15,33 +16,33 @@ export const GroupsHandlers = HttpApiBuilder.group(SwitchboardApi, "groups", (ha
   Effect.gen(function*() {
     const groups = yield* Groups
     return handlers
-      .handle("list", ({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(groups.list(path.sessionId, page), (found) => toListBody(page, found))))
-      .handle("create", ({ path, payload }) => groups.create(path.sessionId, payload.subject, payload.participants))
-      .handle("join", ({ path, payload }) => groups.join(path.sessionId, payload.code))
-      .handle("get", ({ path }) => groups.get(path.sessionId, path.groupId))
-      .handle("addParticipants", ({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "add", payload.participants))
-      .handle("removeParticipants", ({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "remove", payload.participants))
-      .handle("promote", ({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "promote", payload.participants))
-      .handle("demote", ({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "demote", payload.participants))
-      .handle("setSubject", ({ path, payload }) => groups.setSubject(path.sessionId, path.groupId, payload.subject))
-      .handle("setDescription", ({ path, payload }) => groups.setDescription(path.sessionId, path.groupId, payload.description))
-      .handle("leave", ({ path }) => groups.leave(path.sessionId, path.groupId))
-      .handle("inviteCode", ({ path }) => groups.inviteCode(path.sessionId, path.groupId))
-      .handle("revokeInvite", ({ path }) => groups.revokeInvite(path.sessionId, path.groupId))
+      .handle("list", answeringStoreOutage(({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(groups.list(path.sessionId, page), (found) => toListBody(page, found)))))
+      .handle("create", answeringStoreOutage(({ path, payload }) => groups.create(path.sessionId, payload.subject, payload.participants)))
+      .handle("join", answeringStoreOutage(({ path, payload }) => groups.join(path.sessionId, payload.code)))
+      .handle("get", answeringStoreOutage(({ path }) => groups.get(path.sessionId, path.groupId)))
+      .handle("addParticipants", answeringStoreOutage(({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "add", payload.participants)))
+      .handle("removeParticipants", answeringStoreOutage(({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "remove", payload.participants)))
+      .handle("promote", answeringStoreOutage(({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "promote", payload.participants)))
+      .handle("demote", answeringStoreOutage(({ path, payload }) => groups.changeParticipants(path.sessionId, path.groupId, "demote", payload.participants)))
+      .handle("setSubject", answeringStoreOutage(({ path, payload }) => groups.setSubject(path.sessionId, path.groupId, payload.subject)))
+      .handle("setDescription", answeringStoreOutage(({ path, payload }) => groups.setDescription(path.sessionId, path.groupId, payload.description)))
+      .handle("leave", answeringStoreOutage(({ path }) => groups.leave(path.sessionId, path.groupId)))
+      .handle("inviteCode", answeringStoreOutage(({ path }) => groups.inviteCode(path.sessionId, path.groupId)))
+      .handle("revokeInvite", answeringStoreOutage(({ path }) => groups.revokeInvite(path.sessionId, path.groupId)))
   }))
 
 export const ChannelsHandlers = HttpApiBuilder.group(SwitchboardApi, "channels", (handlers) =>
   Effect.gen(function*() {
     const channels = yield* Channels
     return handlers
-      .handle("list", ({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(channels.list(path.sessionId, page), (found) => toListBody(page, found))))
-      .handle("create", ({ path, payload }) => channels.create(path.sessionId, payload.name, payload.description ?? null))
-      .handle("subscribe", ({ path, payload }) => channels.subscribe(path.sessionId, payload))
-      .handle("get", ({ path }) => channels.get(path.sessionId, path.channelId))
-      .handle("remove", ({ path }) => channels.remove(path.sessionId, path.channelId))
-      .handle("messages", ({ path, urlParams }) =>
+      .handle("list", answeringStoreOutage(({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(channels.list(path.sessionId, page), (found) => toListBody(page, found)))))
+      .handle("create", answeringStoreOutage(({ path, payload }) => channels.create(path.sessionId, payload.name, payload.description ?? null)))
+      .handle("subscribe", answeringStoreOutage(({ path, payload }) => channels.subscribe(path.sessionId, payload)))
+      .handle("get", answeringStoreOutage(({ path }) => channels.get(path.sessionId, path.channelId)))
+      .handle("remove", answeringStoreOutage(({ path }) => channels.remove(path.sessionId, path.channelId)))
+      .handle("messages", answeringStoreOutage(({ path, urlParams }) =>
         Effect.gen(function*() {
           const page = yield* pageRequest(urlParams)
           // The network serves the newest posts only: ask for as many as the page reaches.
@@ -49,26 +50,26 @@ export const ChannelsHandlers = HttpApiBuilder.group(SwitchboardApi, "channels",
           const posts = yield* channels.messages(path.sessionId, path.channelId, wanted)
           const items = page._tag === "Some" ? posts.slice(page.value.offset, page.value.offset + page.value.limit) : posts
           return toListBody(page, { items, total: posts.length })
-        }))
+        })))
   }))
 
 export const LabelsHandlers = HttpApiBuilder.group(SwitchboardApi, "labels", (handlers) =>
   Effect.gen(function*() {
     const labels = yield* Labels
     return handlers
-      .handle("list", ({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(labels.list(path.sessionId, page), (found) => toListBody(page, found))))
-      .handle("create", ({ path, payload }) => labels.create(path.sessionId, payload.name, payload.color ?? null))
-      .handle("ofChat", ({ path }) => labels.ofChat(path.sessionId, path.chatId))
-      .handle("addToChat", ({ path, payload }) => labels.addToChat(path.sessionId, path.chatId, payload.labelId))
-      .handle("removeFromChat", ({ path }) => labels.removeFromChat(path.sessionId, path.chatId, path.labelId))
+      .handle("list", answeringStoreOutage(({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(labels.list(path.sessionId, page), (found) => toListBody(page, found)))))
+      .handle("create", answeringStoreOutage(({ path, payload }) => labels.create(path.sessionId, payload.name, payload.color ?? null)))
+      .handle("ofChat", answeringStoreOutage(({ path }) => labels.ofChat(path.sessionId, path.chatId)))
+      .handle("addToChat", answeringStoreOutage(({ path, payload }) => labels.addToChat(path.sessionId, path.chatId, payload.labelId)))
+      .handle("removeFromChat", answeringStoreOutage(({ path }) => labels.removeFromChat(path.sessionId, path.chatId, path.labelId)))
   }))
 
 export const ContactsHandlers = HttpApiBuilder.group(SwitchboardApi, "contacts", (handlers) =>
   Effect.gen(function*() {
     const contacts = yield* Contacts
     return handlers
-      .handle("check", ({ path }) => contacts.check(path.sessionId, path.number.replace(/^\+/, "")))
-      .handle("list", ({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(contacts.list(path.sessionId, page), (found) => toListBody(page, found))))
+      .handle("check", answeringStoreOutage(({ path }) => contacts.check(path.sessionId, path.number.replace(/^\+/, ""))))
+      .handle("list", answeringStoreOutage(({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(contacts.list(path.sessionId, page), (found) => toListBody(page, found)))))
   }))

@@ -1,3 +1,4 @@
+import { answeringStoreOutage } from "../ErrorResponses.js"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Lifecycle } from "../../services/Lifecycle.js"
@@ -10,9 +11,9 @@ export const HealthHandlers = HttpApiBuilder.group(SwitchboardApi, "health", (ha
     const health = yield* Health
     const lifecycle = yield* Lifecycle
     return handlers
-      .handle("health", () => health.report)
-      .handle("live", () => Effect.succeed({ status: "ok" as const }))
-      .handle("ready", () =>
+      .handle("health", answeringStoreOutage(() => health.report))
+      .handle("live", answeringStoreOutage(() => Effect.succeed({ status: "ok" as const })))
+      .handle("ready", answeringStoreOutage(() =>
         Effect.gen(function*() {
           // A draining gateway is alive but takes no new work: balancers should stop sending.
           if (yield* lifecycle.draining) {
@@ -21,5 +22,5 @@ export const HealthHandlers = HttpApiBuilder.group(SwitchboardApi, "health", (ha
           const report = yield* health.report
           if (report.status === "ok") return { status: "ready" as const }
           return yield* new ServiceUnavailable({ code: "SERVICE_UNAVAILABLE", message: `not ready: ${report.status}`, details: report.checks })
-        }))
+        })))
   }))

@@ -1,3 +1,4 @@
+import { answeringStoreOutage } from "../ErrorResponses.js"
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { DateTime, Effect, Stream } from "effect"
 import { AppSettings } from "../../domain/Settings.js"
@@ -23,13 +24,13 @@ export const MessagesHandlers = HttpApiBuilder.group(SwitchboardApi, "messages",
         Effect.scoped
       )
     return handlers
-      .handle("sendText", ({ path, payload }) => messaging.sendText(path.sessionId, payload))
-      .handleRaw("sendImage", sendMedia("image"))
-      .handleRaw("sendVideo", sendMedia("video"))
-      .handleRaw("sendAudio", sendMedia("audio"))
-      .handleRaw("sendDocument", sendMedia("document"))
-      .handle("react", ({ path, payload }) => messaging.react(path.sessionId, payload))
-      .handleRaw("getMedia", ({ path }) =>
+      .handle("sendText", answeringStoreOutage(({ path, payload }) => messaging.sendText(path.sessionId, payload)))
+      .handleRaw("sendImage", answeringStoreOutage(sendMedia("image")))
+      .handleRaw("sendVideo", answeringStoreOutage(sendMedia("video")))
+      .handleRaw("sendAudio", answeringStoreOutage(sendMedia("audio")))
+      .handleRaw("sendDocument", answeringStoreOutage(sendMedia("document")))
+      .handle("react", answeringStoreOutage(({ path, payload }) => messaging.react(path.sessionId, payload)))
+      .handleRaw("getMedia", answeringStoreOutage(({ path }) =>
         Effect.map(messaging.getMedia(path.sessionId, path.messageId), ({ filename, mimetype, size, stream }) =>
           // streamed from the media store; a read failing mid-way cuts the response short (its
           // length then tells the client), it is too late for an error status
@@ -40,12 +41,12 @@ export const MessagesHandlers = HttpApiBuilder.group(SwitchboardApi, "messages",
               contentLength: size,
               headers: filename === null ? {} : { "content-disposition": contentDisposition(filename) }
             }
-          )))
-      .handle("sendBulk", ({ path, payload }) => messaging.sendBulk(path.sessionId, payload))
-      .handle("getBatch", ({ path }) => messaging.getBatch(path.sessionId, path.batchId))
-      .handle("cancelBatch", ({ path }) => messaging.cancelBatch(path.sessionId, path.batchId))
-      .handle("markRead", ({ path, payload }) => messaging.markRead(path.sessionId, payload))
-      .handle("list", ({ path, urlParams }) =>
+          ))))
+      .handle("sendBulk", answeringStoreOutage(({ path, payload }) => messaging.sendBulk(path.sessionId, payload)))
+      .handle("getBatch", answeringStoreOutage(({ path }) => messaging.getBatch(path.sessionId, path.batchId)))
+      .handle("cancelBatch", answeringStoreOutage(({ path }) => messaging.cancelBatch(path.sessionId, path.batchId)))
+      .handle("markRead", answeringStoreOutage(({ path, payload }) => messaging.markRead(path.sessionId, payload)))
+      .handle("list", answeringStoreOutage(({ path, urlParams }) =>
         Effect.gen(function*() {
           const page = yield* pageRequest(urlParams)
           const { chatId, direction, status, since, until } = urlParams
@@ -57,6 +58,6 @@ export const MessagesHandlers = HttpApiBuilder.group(SwitchboardApi, "messages",
             until: until && DateTime.formatIso(until)
           }
           return toListBody(page, yield* messaging.list(path.sessionId, filter, page))
-        }))
-      .handle("get", ({ path }) => messaging.get(path.sessionId, path.messageId))
+        })))
+      .handle("get", answeringStoreOutage(({ path }) => messaging.get(path.sessionId, path.messageId)))
   }))

@@ -1,3 +1,4 @@
+import { answeringStoreOutage } from "../ErrorResponses.js"
 import { HttpApiBuilder } from "@effect/platform"
 import { DateTime, Effect } from "effect"
 import { ApiKeys } from "../../services/ApiKeys.js"
@@ -10,18 +11,18 @@ export const ApiKeysHandlers = HttpApiBuilder.group(SwitchboardApi, "apiKeys", (
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     return handlers
-      .handle("list", ({ urlParams }) => Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(keys.list(page), (found) => toListBody(page, found))))
-      .handle("create", ({ payload }) => keys.create(payload))
-      .handle("get", ({ path }) => keys.get(path.keyId))
-      .handle("update", ({ path, payload }) => keys.update(path.keyId, payload))
-      .handle("revoke", ({ path }) => keys.revoke(path.keyId))
-      .handle("remove", ({ path }) => keys.remove(path.keyId))
+      .handle("list", answeringStoreOutage(({ urlParams }) => Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(keys.list(page), (found) => toListBody(page, found)))))
+      .handle("create", answeringStoreOutage(({ payload }) => keys.create(payload)))
+      .handle("get", answeringStoreOutage(({ path }) => keys.get(path.keyId)))
+      .handle("update", answeringStoreOutage(({ path, payload }) => keys.update(path.keyId, payload)))
+      .handle("revoke", answeringStoreOutage(({ path }) => keys.revoke(path.keyId)))
+      .handle("remove", answeringStoreOutage(({ path }) => keys.remove(path.keyId)))
   }))
 
 export const AuditHandlers = HttpApiBuilder.group(SwitchboardApi, "audit", (handlers) =>
   Effect.gen(function*() {
     const audit = yield* Audit
-    return handlers.handle("list", ({ urlParams }) =>
+    return handlers.handle("list", answeringStoreOutage(({ urlParams }) =>
       Effect.gen(function*() {
         const page = yield* pageRequest(urlParams)
         const { keyId, sessionId, action, outcome, since, until } = urlParams
@@ -34,5 +35,5 @@ export const AuditHandlers = HttpApiBuilder.group(SwitchboardApi, "audit", (hand
           until: until === undefined ? undefined : DateTime.formatIso(until)
         }, page)
         return toListBody(page, found)
-      }))
+      })))
   }))

@@ -1,3 +1,5 @@
+import type { QrCode } from "../../domain/Session.js"
+import { answeringStoreOutage } from "../ErrorResponses.js"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { toListBody } from "../../domain/Pagination.js"
@@ -11,7 +13,7 @@ export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions",
   Effect.gen(function*() {
     const sessions = yield* Sessions
     return handlers
-      .handle("create", ({ payload }) =>
+      .handle("create", answeringStoreOutage(({ payload }) =>
         Effect.gen(function*() {
           // A key limited to some sessions may create one it names (by name): it can use it after.
           const { allowedSessions } = yield* CurrentPrincipal
@@ -19,24 +21,24 @@ export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions",
             return yield* forbidden(`this key may only create the sessions it names (allowedSessions)`)
           }
           return yield* sessions.create(payload)
-        }))
-      .handle("list", ({ urlParams }) =>
+        })))
+      .handle("list", answeringStoreOutage(({ urlParams }) =>
         Effect.gen(function*() {
           const page = yield* pageRequest(urlParams)
           const { allowedSessions } = yield* CurrentPrincipal
           const only = allowedSessions === null ? {} : { only: allowedSessions }
           return toListBody(page, yield* sessions.list({ status: urlParams.status, ...only }, page))
-        }))
-      .handle("get", ({ path }) => sessions.get(path.sessionId))
-      .handle("remove", ({ path }) => sessions.remove(path.sessionId))
-      .handle("start", ({ path }) => sessions.start(path.sessionId))
-      .handle("stop", ({ path }) => sessions.stop(path.sessionId))
-      .handle("restart", ({ path }) => sessions.restart(path.sessionId))
-      .handle("logout", ({ path }) => sessions.logout(path.sessionId))
-      .handle("qr", ({ path, urlParams }) =>
-        urlParams.format === "png" ? sessions.qrPng(path.sessionId) : sessions.qr(path.sessionId))
-      .handle("pairingCode", ({ path, payload }) => sessions.pairingCode(path.sessionId, payload.phoneNumber))
-      .handle("me", ({ path }) => sessions.me(path.sessionId))
-      .handle("getProxy", ({ path }) => sessions.getProxy(path.sessionId))
-      .handle("setProxy", ({ path, payload }) => sessions.setProxy(path.sessionId, payload.url))
+        })))
+      .handle("get", answeringStoreOutage(({ path }) => sessions.get(path.sessionId)))
+      .handle("remove", answeringStoreOutage(({ path }) => sessions.remove(path.sessionId)))
+      .handle("start", answeringStoreOutage(({ path }) => sessions.start(path.sessionId)))
+      .handle("stop", answeringStoreOutage(({ path }) => sessions.stop(path.sessionId)))
+      .handle("restart", answeringStoreOutage(({ path }) => sessions.restart(path.sessionId)))
+      .handle("logout", answeringStoreOutage(({ path }) => sessions.logout(path.sessionId)))
+      .handle("qr", answeringStoreOutage(({ path, urlParams }) =>
+        urlParams.format === "png" ? sessions.qrPng(path.sessionId) : Effect.map(sessions.qr(path.sessionId), (qr): QrCode | Uint8Array => qr)))
+      .handle("pairingCode", answeringStoreOutage(({ path, payload }) => sessions.pairingCode(path.sessionId, payload.phoneNumber)))
+      .handle("me", answeringStoreOutage(({ path }) => sessions.me(path.sessionId)))
+      .handle("getProxy", answeringStoreOutage(({ path }) => sessions.getProxy(path.sessionId)))
+      .handle("setProxy", answeringStoreOutage(({ path, payload }) => sessions.setProxy(path.sessionId, payload.url)))
   }))

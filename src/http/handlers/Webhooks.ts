@@ -1,9 +1,10 @@
+import { answeringStoreOutage } from "../ErrorResponses.js"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Schema, Stream } from "effect"
 import { type DomainEvent, EventKind } from "../../domain/Events.js"
 import { LiveEvents } from "../../services/LiveEvents.js"
 import { type Page, type PageRequest, toListBody } from "../../domain/Pagination.js"
-import { type NotFound, ValidationFailed } from "../../domain/Errors.js"
+import { ValidationFailed } from "../../domain/Errors.js"
 import { CurrentPrincipal } from "../../services/ApiKeys.js"
 import type { Webhook } from "../../domain/Webhook.js"
 import { Webhooks } from "../../services/Webhooks.js"
@@ -20,7 +21,7 @@ export const WebhooksHandlers = HttpApiBuilder.group(SwitchboardApi, "webhooks",
       list: (page: Option.Option<PageRequest>) => Effect.Effect<Page<A>, E>
     ) => Effect.flatMap(pageRequest(query), (page) => Effect.map(list(page), (found) => toListBody(page, found)))
     /** A key limited to some sessions reaches their webhooks only; global webhooks hear every session. */
-    const mayUse = (webhook: Effect.Effect<Webhook, NotFound>) =>
+    const mayUse = <E>(webhook: Effect.Effect<Webhook, E>) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         if (principal.allowedSessions === null) return
@@ -30,17 +31,17 @@ export const WebhooksHandlers = HttpApiBuilder.group(SwitchboardApi, "webhooks",
     const everySession = Effect.flatMap(CurrentPrincipal, requireEverySession)
     const ofWebhook = (webhookId: string) => mayUse(webhooks.get(webhookId))
     return handlers
-      .handle("list", ({ urlParams }) => Effect.zipRight(everySession, listed(urlParams, (page) => webhooks.list({ global: true }, page))))
-      .handle("create", ({ payload }) => Effect.zipRight(everySession, webhooks.create(null, payload)))
-      .handle("listForSession", ({ path, urlParams }) => listed(urlParams, (page) => webhooks.list({ sessionId: path.sessionId }, page)))
-      .handle("createForSession", ({ path, payload }) => webhooks.create(path.sessionId, payload))
-      .handle("get", ({ path }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.get(path.webhookId)))
-      .handle("update", ({ path, payload }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.update(path.webhookId, payload)))
-      .handle("remove", ({ path }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.remove(path.webhookId)))
-      .handle("test", ({ path }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.test(path.webhookId)))
-      .handle("deliveries", ({ path, urlParams }) =>
-        Effect.zipRight(ofWebhook(path.webhookId), listed(urlParams, (page) => webhooks.deliveries(path.webhookId, page))))
-      .handle("redeliver", ({ path }) => Effect.zipRight(mayUse(webhooks.webhookOfDelivery(path.deliveryId)), webhooks.redeliver(path.deliveryId)))
+      .handle("list", answeringStoreOutage(({ urlParams }) => Effect.zipRight(everySession, listed(urlParams, (page) => webhooks.list({ global: true }, page)))))
+      .handle("create", answeringStoreOutage(({ payload }) => Effect.zipRight(everySession, webhooks.create(null, payload))))
+      .handle("listForSession", answeringStoreOutage(({ path, urlParams }) => listed(urlParams, (page) => webhooks.list({ sessionId: path.sessionId }, page))))
+      .handle("createForSession", answeringStoreOutage(({ path, payload }) => webhooks.create(path.sessionId, payload)))
+      .handle("get", answeringStoreOutage(({ path }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.get(path.webhookId))))
+      .handle("update", answeringStoreOutage(({ path, payload }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.update(path.webhookId, payload))))
+      .handle("remove", answeringStoreOutage(({ path }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.remove(path.webhookId))))
+      .handle("test", answeringStoreOutage(({ path }) => Effect.zipRight(ofWebhook(path.webhookId), webhooks.test(path.webhookId))))
+      .handle("deliveries", answeringStoreOutage(({ path, urlParams }) =>
+        Effect.zipRight(ofWebhook(path.webhookId), listed(urlParams, (page) => webhooks.deliveries(path.webhookId, page)))))
+      .handle("redeliver", answeringStoreOutage(({ path }) => Effect.zipRight(mayUse(webhooks.webhookOfDelivery(path.deliveryId)), webhooks.redeliver(path.deliveryId))))
   }))
 
 /** A comment line every 15 s keeps proxies and load balancers from closing a quiet stream. */
@@ -55,7 +56,7 @@ const isEventKind = Schema.is(EventKind)
 export const LiveEventsHandlers = HttpApiBuilder.group(SwitchboardApi, "events", (handlers) =>
   Effect.gen(function*() {
     const live = yield* LiveEvents
-    return handlers.handleRaw("stream", ({ request, urlParams }) =>
+    return handlers.handleRaw("stream", answeringStoreOutage(({ request, urlParams }) =>
       Effect.gen(function*() {
         const kinds = urlParams.events === undefined ? undefined : urlParams.events.split(",").map((kind) => kind.trim()).filter((kind) => kind !== "")
         const unknown = kinds?.filter((kind) => !isEventKind(kind)) ?? []
@@ -75,5 +76,5 @@ export const LiveEventsHandlers = HttpApiBuilder.group(SwitchboardApi, "events",
           contentType: "text/event-stream",
           headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
         })
-      }))
+      })))
   }))

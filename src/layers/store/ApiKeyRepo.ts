@@ -5,6 +5,7 @@ import type { Role } from "../../domain/ApiKey.js"
 import type { PageRequest } from "../../domain/Pagination.js"
 import { fromCount, fromJsonColumn, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 /** What a key may do besides its role: `null` means no limit of that kind. */
 export interface ApiKeyLimits {
@@ -98,7 +99,7 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
             expires_at: key.expiresAt
           })
         }`.pipe(Effect.asVoid),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const findOne = (where: Fragment) =>
@@ -107,9 +108,9 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
       )
 
     /** Revoked and expired keys are found too: judging them is the caller's business. */
-    const findByHash = Effect.fn("ApiKeyRepo.findByHash")((keyHash: string) => findOne(sql`key_hash = ${keyHash}`), Effect.orDie)
+    const findByHash = Effect.fn("ApiKeyRepo.findByHash")((keyHash: string) => findOne(sql`key_hash = ${keyHash}`), orStoreUnavailable)
 
-    const findById = Effect.fn("ApiKeyRepo.findById")((id: string) => findOne(sql`id = ${id}`), Effect.orDie)
+    const findById = Effect.fn("ApiKeyRepo.findById")((id: string) => findOne(sql`id = ${id}`), orStoreUnavailable)
 
     /** Every key, oldest first, revoked and expired ones included. */
     const list = Effect.fn("ApiKeyRepo.list")(
@@ -123,30 +124,30 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
             Effect.map(sql<ApiKeyRecord>`SELECT * FROM api_keys WHERE id IN ${sql.in(ids)}`, (records) => records.map(fromRecord)),
           idOf: (row) => row.id
         }),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const update = Effect.fn("ApiKeyRepo.update")(
       (id: string, changes: ApiKeyChanges, at: string) =>
         sql`UPDATE api_keys SET ${sql.update({ ...changedColumns(changes), updated_at: at })} WHERE id = ${id}`.pipe(Effect.asVoid),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const revoke = Effect.fn("ApiKeyRepo.revoke")(
       (id: string, at: string) =>
         sql`UPDATE api_keys SET revoked_at = ${at}, updated_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(Effect.asVoid),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const remove = Effect.fn("ApiKeyRepo.remove")(
       (id: string) => sql`DELETE FROM api_keys WHERE id = ${id}`.pipe(Effect.asVoid),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Records a use; cheap enough to call at most once a minute per key. */
     const touch = Effect.fn("ApiKeyRepo.touch")(
       (id: string, at: string) => sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`.pipe(Effect.asVoid),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Admin keys that work now (not revoked, not expired), except `exceptId`. */
@@ -155,7 +156,7 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
         sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM api_keys
           WHERE role = 'admin' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})
             AND id <> ${exceptId}`.pipe(Effect.map(([row]) => fromCount(row?.total))),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** All keys ever created (revoked included), e.g. to decide whether to bootstrap one. */
@@ -164,7 +165,7 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
         sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM api_keys`.pipe(
           Effect.map(([row]) => fromCount(row?.total))
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Revokes every live key of that name but the one with `keepHash`; returns how many. */
@@ -174,7 +175,7 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
           WHERE name = ${name} AND key_hash <> ${keepHash} AND revoked_at IS NULL RETURNING id`.pipe(
           Effect.map((rows) => rows.length)
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { insert, findByHash, findById, list, update, revoke, remove, touch, countUsableAdmins, count, revokeNamedExcept } as const

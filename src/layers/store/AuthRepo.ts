@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Array as Arr, Effect, Option } from "effect"
 import type { AuthState } from "../../runtime/Engine.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 /** The single row holding a session's credentials; Signal keys use kind=<type>, key_id=<id>. */
 const CREDS = "creds"
@@ -60,13 +61,13 @@ export class AuthRepo extends Effect.Service<AuthRepo>()("switchboard/AuthRepo",
       const readCreds = sql<{ readonly value: string }>`SELECT value FROM engine_auth
         WHERE session_id = ${sessionId} AND kind = ${CREDS} AND key_id = ${CREDS}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => decodeAuthValue(row.value))),
-          Effect.orDie,
+          orStoreUnavailable,
           Effect.withSpan("AuthRepo.readCreds")
         )
 
       const writeCreds = Effect.fn("AuthRepo.writeCreds")(
         (creds: unknown) => upsert(sessionId, CREDS, [[CREDS, creds]]),
-        Effect.orDie
+        orStoreUnavailable
       )
 
       const getKeys = Effect.fn("AuthRepo.getKeys")(
@@ -76,7 +77,7 @@ export class AuthRepo extends Effect.Service<AuthRepo>()("switchboard/AuthRepo",
             FROM engine_auth WHERE session_id = ${sessionId} AND kind = ${type} AND key_id IN ${sql.in(ids)}`
           return Object.fromEntries(rows.map((row) => [row.key_id, decodeAuthValue(row.value)]))
         },
-        Effect.orDie
+        orStoreUnavailable
       )
 
       /** One transaction: a failure anywhere (bad value, SQL error) leaves every key as it was. */
@@ -93,12 +94,12 @@ export class AuthRepo extends Effect.Service<AuthRepo>()("switchboard/AuthRepo",
           }
         },
         sql.withTransaction,
-        Effect.orDie
+        orStoreUnavailable
       )
 
       const clear = sql`DELETE FROM engine_auth WHERE session_id = ${sessionId}`.pipe(
         Effect.asVoid,
-        Effect.orDie,
+        orStoreUnavailable,
         Effect.withSpan("AuthRepo.clear")
       )
 

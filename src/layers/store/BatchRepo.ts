@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { MessageStatus } from "../../domain/Message.js"
 import { type MessageRow, toRecord } from "./messageRecords.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 export interface BatchItem {
   readonly messageId: string
@@ -34,7 +35,7 @@ export class BatchRepo extends Effect.Service<BatchRepo>()("switchboard/BatchRep
         yield* sql`INSERT INTO message_status_history ${sql.insert(rows.map((row) => ({ message_id: row.id, status: row.status, at: row.createdAt })))}`
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const find = Effect.fn("BatchRepo.find")(
@@ -58,7 +59,7 @@ export class BatchRepo extends Effect.Service<BatchRepo>()("switchboard/BatchRep
           }))
         })
       },
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /**
@@ -78,7 +79,7 @@ export class BatchRepo extends Effect.Service<BatchRepo>()("switchboard/BatchRep
         return stopped.map((row) => ({ messageId: row.id, chatId: row.chat_id, error: CANCELLED }))
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { insert, find, cancel } as const

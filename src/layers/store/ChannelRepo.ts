@@ -4,6 +4,7 @@ import { Effect, Option } from "effect"
 import type { Channel, ChannelRole } from "../../domain/Channel.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 interface ChannelRecord {
   readonly id: string
@@ -52,18 +53,18 @@ export class ChannelRepo extends Effect.Service<ChannelRepo>()("switchboard/Chan
         })}`
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const remove = Effect.fn("ChannelRepo.remove")(
       (sessionId: string, channelId: string) => sql`DELETE FROM channels WHERE session_id = ${sessionId} AND id = ${channelId}`,
       Effect.asVoid,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const find = Effect.fn("ChannelRepo.find")(
       (sessionId: string, channelId: string) => Effect.map(load(sessionId, [channelId]), (found) => Option.fromNullable(found[0])),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const list = Effect.fn("ChannelRepo.list")(
@@ -76,7 +77,7 @@ export class ChannelRepo extends Effect.Service<ChannelRepo>()("switchboard/Chan
           loadByIds: (ids) => load(sessionId, ids),
           idOf: (channel) => channel.id
         }),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { upsert, remove, find, list } as const

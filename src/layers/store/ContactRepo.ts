@@ -4,6 +4,7 @@ import { Effect, type Option } from "effect"
 import type { Contact } from "../../domain/Contact.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 interface ContactRecord {
   readonly id: string
@@ -63,7 +64,7 @@ export class ContactRepo extends Effect.Service<ContactRepo>()("switchboard/Cont
           updated_at = excluded.updated_at`
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const list = Effect.fn("ContactRepo.list")(
@@ -76,7 +77,7 @@ export class ContactRepo extends Effect.Service<ContactRepo>()("switchboard/Cont
           loadByIds: (ids) => load(sessionId, ids),
           idOf: (contact) => contact.id
         }),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { see, list } as const

@@ -5,6 +5,7 @@ import { uuidv7 } from "../../domain/Ids.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../domain/Webhook.js"
 import { listByRootIds } from "./paging.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 interface DeliveryRecord {
   readonly id: string
@@ -106,7 +107,7 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
             yield* sql`INSERT INTO webhook_deliveries ${sql.insert(rows)}`
             return rows.map((row) => row.id)
           }),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /**
@@ -122,7 +123,7 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
         return sql<DeliveryRecord>`SELECT * FROM webhook_deliveries WHERE ${sql.and(conditions)}
           ORDER BY next_attempt_at, id LIMIT ${limit}`.pipe(Effect.map((records) => records.map((record) => toDelivery(record, []))))
       },
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** The time of the pending delivery due next, if any: the dispatcher sleeps until then. */
@@ -131,7 +132,7 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
         sql<{ readonly next: string | null }>`SELECT MIN(next_attempt_at) AS next FROM webhook_deliveries WHERE status = ${"pending"}`.pipe(
           Effect.map(([row]) => Option.fromNullable(row?.next))
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const recordAttempt = Effect.fn("DeliveryRepo.recordAttempt")(
@@ -155,12 +156,12 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
         })} WHERE id = ${deliveryId}`
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const find = Effect.fn("DeliveryRepo.find")(
       (id: string) => Effect.map(load([id]), (found) => Option.fromNullable(found[0])),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Newest first; paged on deliveries, each with all its attempts (rule 11). */
@@ -174,7 +175,7 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
           loadByIds: load,
           idOf: (delivery) => delivery.id
         }),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Sends it again: pending, due now; its attempts keep counting. */
@@ -182,7 +183,7 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
       (id: string, at: string) =>
         sql`UPDATE webhook_deliveries SET ${sql.update({ status: "pending", next_attempt_at: at, updated_at: at })} WHERE id = ${id}`,
       Effect.asVoid,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Gives a pending delivery up without an attempt (its webhook is off, or its event is gone), saying why. */
@@ -191,7 +192,7 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
         sql`UPDATE webhook_deliveries SET ${sql.update({ status: "failed", next_attempt_at: null, last_error: reason, updated_at: at })}
           WHERE id = ${id} AND status = ${"pending"}`,
       Effect.asVoid,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { create, due, nextDue, recordAttempt, find, list, redeliver, abandon } as const

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { DomainEvent, EventKind } from "../../domain/Events.js"
 import { fromJsonColumn, toIntegerBoolean } from "./columns.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 interface EventRecord {
   readonly id: string
@@ -43,13 +44,13 @@ export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRep
         dispatched: toIntegerBoolean(dispatched)
       })}`
 
-    const append = Effect.fn("EventRepo.append")((event: DomainEvent) => insert(event, false), Effect.asVoid, Effect.orDie)
+    const append = Effect.fn("EventRepo.append")((event: DomainEvent) => insert(event, false), Effect.asVoid, orStoreUnavailable)
 
     /** An event that is never fanned out (a webhook test, delivered to its one webhook by the dispatcher). */
     const appendDispatched = Effect.fn("EventRepo.appendDispatched")(
       (event: DomainEvent) => insert(event, true),
       Effect.asVoid,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** The oldest events not yet handed to the webhooks, oldest first. */
@@ -58,13 +59,13 @@ export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRep
         sql<EventRecord>`SELECT id, session_id, kind, at, data FROM events WHERE dispatched = 0 ORDER BY id LIMIT ${limit}`.pipe(
           Effect.map((records) => records.map(toEvent))
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const markDispatched = Effect.fn("EventRepo.markDispatched")(
       (ids: ReadonlyArray<string>) =>
         ids.length === 0 ? Effect.void : Effect.asVoid(sql`UPDATE events SET dispatched = 1 WHERE id IN ${sql.in(ids)}`),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Events after `afterId` (exclusive) matching the filter, oldest first: a live stream's replay. */
@@ -77,7 +78,7 @@ export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRep
           Effect.map((records) => records.map(toEvent))
         )
       },
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const find = Effect.fn("EventRepo.find")(
@@ -85,7 +86,7 @@ export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRep
         sql<EventRecord>`SELECT id, session_id, kind, at, data FROM events WHERE id = ${id}`.pipe(
           Effect.map((records) => records.map(toEvent)[0])
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Drops dispatched events older than `before` (ISO time): the outbox's retention. */
@@ -94,7 +95,7 @@ export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRep
         sql<{ readonly id: string }>`DELETE FROM events WHERE dispatched = 1 AND at < ${before} RETURNING id`.pipe(
           Effect.map((rows) => rows.length)
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /**
@@ -107,7 +108,7 @@ export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRep
           AND id NOT IN (SELECT event_id FROM webhook_deliveries WHERE status = ${"pending"}) RETURNING id`.pipe(
           Effect.map((rows) => rows.length)
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { append, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const

@@ -5,6 +5,7 @@ import type { Group, GroupParticipant, ParticipantAction, ParticipantRole } from
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 interface GroupRecord {
   readonly id: string
@@ -74,7 +75,7 @@ export class GroupRepo extends Effect.Service<GroupRepo>()("switchboard/GroupRep
         yield* writeParticipants(sessionId, group.id, group.participants)
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const removeRows = (sessionId: string, groupId: string) =>
@@ -96,7 +97,7 @@ export class GroupRepo extends Effect.Service<GroupRepo>()("switchboard/GroupRep
         return sql`UPDATE chat_groups SET ${sql.update(changes)} WHERE session_id = ${sessionId} AND id = ${groupId}`
       },
       Effect.asVoid,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Participants were added, removed, promoted or demoted. */
@@ -109,19 +110,19 @@ export class GroupRepo extends Effect.Service<GroupRepo>()("switchboard/GroupRep
         if (role !== undefined) yield* writeParticipants(sessionId, groupId, participants.map((id) => ({ id, role })))
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const remove = Effect.fn("GroupRepo.remove")(
       (sessionId: string, groupId: string) => removeRows(sessionId, groupId),
       sql.withTransaction,
       Effect.asVoid,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const find = Effect.fn("GroupRepo.find")(
       (sessionId: string, groupId: string) => Effect.map(load(sessionId, [groupId]), (groups) => Option.fromNullable(groups[0])),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** By subject, then id; paged on groups, each with all its participants (rule 11). */
@@ -135,7 +136,7 @@ export class GroupRepo extends Effect.Service<GroupRepo>()("switchboard/GroupRep
           loadByIds: (ids) => load(sessionId, ids),
           idOf: (group) => group.id
         }),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { upsert, update, changeParticipants, remove, find, list } as const

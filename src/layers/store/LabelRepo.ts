@@ -4,6 +4,7 @@ import { Effect, Option } from "effect"
 import type { Label } from "../../domain/Label.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 interface LabelRecord {
   readonly id: string
@@ -27,7 +28,7 @@ export class LabelRepo extends Effect.Service<LabelRepo>()("switchboard/LabelRep
         yield* sql`INSERT INTO labels ${sql.insert({ session_id: sessionId, id: label.id, name: label.name, color: label.color, updated_at: new Date().toISOString() })}`
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** A deleted label leaves every chat too. */
@@ -37,12 +38,12 @@ export class LabelRepo extends Effect.Service<LabelRepo>()("switchboard/LabelRep
         yield* sql`DELETE FROM labels WHERE session_id = ${sessionId} AND id = ${labelId}`
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const find = Effect.fn("LabelRepo.find")(
       (sessionId: string, labelId: string) => Effect.map(load(sessionId, [labelId]), (found) => Option.fromNullable(found[0])),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const list = Effect.fn("LabelRepo.list")(
@@ -55,7 +56,7 @@ export class LabelRepo extends Effect.Service<LabelRepo>()("switchboard/LabelRep
           loadByIds: (ids) => load(sessionId, ids),
           idOf: (label) => label.id
         }),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const setOnChat = Effect.fn("LabelRepo.setOnChat")(
@@ -64,7 +65,7 @@ export class LabelRepo extends Effect.Service<LabelRepo>()("switchboard/LabelRep
         if (on) yield* sql`INSERT INTO chat_labels ${sql.insert({ session_id: sessionId, chat_id: chatId, label_id: labelId })}`
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** The labels a chat carries, by name. */
@@ -72,7 +73,7 @@ export class LabelRepo extends Effect.Service<LabelRepo>()("switchboard/LabelRep
       (sessionId: string, chatId: string) =>
         sql<LabelRecord>`SELECT l.id, l.name, l.color FROM chat_labels c JOIN labels l ON l.session_id = c.session_id AND l.id = c.label_id
           WHERE c.session_id = ${sessionId} AND c.chat_id = ${chatId} ORDER BY l.name, l.id`.pipe(Effect.map((rows) => rows.map(toLabel))),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { upsert, remove, find, list, setOnChat, ofChat } as const

@@ -16,6 +16,7 @@ import {
   toRecord
 } from "./messageRecords.js"
 import { listByRootIds } from "./paging.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 export type { MessageError, MessageRow } from "./messageRecords.js"
 
@@ -59,22 +60,22 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
         yield* appendHistory(row.id, row.status, row.createdAt)
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const findById = Effect.fn("MessageRepo.findById")(
       (sessionId: string, id: string) =>
         Effect.map(loadMessages(sessionId, [id]), (messages) => Option.fromNullable(messages[0])),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** The stored row of a message, whatever its session (for the runtime's own bookkeeping). */
-    const findRow = Effect.fn("MessageRepo.findRow")((id: string) => selectRow(sql`id = ${id}`), Effect.orDie)
+    const findRow = Effect.fn("MessageRepo.findRow")((id: string) => selectRow(sql`id = ${id}`), orStoreUnavailable)
 
     const findByEngineId = Effect.fn("MessageRepo.findByEngineId")(
       (sessionId: string, engineMessageId: string) =>
         selectRow(sql`session_id = ${sessionId} AND engine_message_id = ${engineMessageId}`),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const filterOf = (sessionId: string, filter: MessageFilter) => {
@@ -98,7 +99,7 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
           loadByIds: (ids) => loadMessages(sessionId, ids),
           idOf: (message) => message.id
         }),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /**
@@ -134,7 +135,7 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
       (id: string, status: MessageStatus, at: string, error?: MessageError | undefined) =>
         advance(id, status, at, error),
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /**
@@ -146,7 +147,7 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
         sql<MessageRecord>`SELECT * FROM messages
           WHERE session_id = ${sessionId} AND from_me = 1 AND status = ${"pending"}
           ORDER BY created_at ASC, id ASC`.pipe(Effect.map((records) => records.map(fromRecord))),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** How many of those the given sessions have, together (what a graceful shutdown waits for). */
@@ -158,7 +159,7 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
             WHERE session_id IN ${sql.in(sessionIds)} AND from_me = 1 AND status = ${"pending"}`.pipe(
             Effect.map(([row]) => fromCount(row?.total))
           ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const countBySession = Effect.fn("MessageRepo.countBySession")(
@@ -166,7 +167,7 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
         sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM messages WHERE session_id = ${sessionId}`.pipe(
           Effect.map(([row]) => fromCount(row?.total))
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /**
@@ -180,7 +181,7 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
           caption = ${content.caption}, media = ${toJsonColumn(content.media)}, error = ${toJsonColumn(content.error)},
           updated_at = ${at}
           WHERE id = ${id} AND type = ${"unknown"} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /**
@@ -201,7 +202,7 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
           RETURNING message_id`
         return changed.length > 0
       },
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return {

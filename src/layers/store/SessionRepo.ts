@@ -7,6 +7,7 @@ import type { Page, PageRequest } from "../../domain/Pagination.js"
 import type { EngineName, LastError, SessionStatus } from "../../domain/Session.js"
 import { fromIntegerBoolean, fromJsonColumn, isUniqueViolation, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 export interface SessionRow {
   readonly id: string
@@ -97,7 +98,7 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
 
     const findById = Effect.fn("SessionRepo.findById")(
       (id: string) => selectOne(sql`id = ${id}`),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** The session, or a 404 `SESSION_NOT_FOUND`: what every API call on a session starts with. */
@@ -109,7 +110,7 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
 
     const findByName = Effect.fn("SessionRepo.findByName")(
       (name: string) => selectOne(sql`name = ${name}`),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /**
@@ -159,7 +160,7 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
           loadByIds: (ids) => sql<SessionRecord>`SELECT * FROM sessions WHERE id IN ${sql.in(ids)}`,
           idOf: (record) => record.id
         }).pipe(Effect.map(({ items, total }) => ({ items: items.map(fromRecord), total }))),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const listDesiredRunning = Effect.fn("SessionRepo.listDesiredRunning")(
@@ -167,7 +168,7 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
         sql<SessionRecord>`SELECT * FROM sessions WHERE desired_running = 1 ORDER BY created_at ASC, id ASC`.pipe(
           Effect.map((records) => records.map(fromRecord))
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Applies the fields present in `patch`, bumps `updated_at`, and returns the new row. */
@@ -178,7 +179,7 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
         return yield* selectOne(sql`id = ${id}`)
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** Children first, so foreign keys hold at every statement. */
@@ -198,7 +199,7 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
         return deleted.length > 0
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { insert, findById, get, findByName, list, listDesiredRunning, update, remove } as const

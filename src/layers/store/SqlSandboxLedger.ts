@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { decodeHeld, decodeSent, type DirectoryKind, encodeHeld, encodeSent, SandboxLedger } from "../../runtime/engines/sandbox/Ledger.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 /**
  * The sandbox network's memory in the Store, so that messages held for a sandbox session
@@ -27,30 +28,30 @@ export const SqlSandboxLedger = Layer.effect(
           sent: sent.map((row) => [row.engine_message_id, decodeSent(row.message)] as const),
           directory: directory.map((row) => ({ kind: row.kind, id: row.record_id, json: row.record }))
         }
-      }).pipe(Effect.orDie),
+      }).pipe(orStoreUnavailable),
       rememberOwner: (phone, sessionId) =>
         sql`INSERT INTO sandbox_phone_owners (phone, session_id) VALUES (${phone}, ${sessionId})
-          ON CONFLICT (phone) DO UPDATE SET session_id = excluded.session_id`.pipe(Effect.asVoid, Effect.orDie),
+          ON CONFLICT (phone) DO UPDATE SET session_id = excluded.session_id`.pipe(Effect.asVoid, orStoreUnavailable),
       hold: (sessionId, key, seq, event) =>
         sql`INSERT INTO sandbox_held_events (session_id, event_key, seq, event) VALUES (${sessionId}, ${key}, ${seq}, ${encodeHeld(event)})
-          ON CONFLICT (session_id, event_key) DO NOTHING`.pipe(Effect.asVoid, Effect.orDie),
+          ON CONFLICT (session_id, event_key) DO NOTHING`.pipe(Effect.asVoid, orStoreUnavailable),
       release: (sessionId, key) =>
-        sql`DELETE FROM sandbox_held_events WHERE session_id = ${sessionId} AND event_key = ${key}`.pipe(Effect.asVoid, Effect.orDie),
+        sql`DELETE FROM sandbox_held_events WHERE session_id = ${sessionId} AND event_key = ${key}`.pipe(Effect.asVoid, orStoreUnavailable),
       recordSent: (engineMessageId, message) =>
         sql`INSERT INTO sandbox_sent_messages (engine_message_id, sender_session_id, message)
           VALUES (${engineMessageId}, ${message.senderSessionId}, ${encodeSent(message)})
-          ON CONFLICT (engine_message_id) DO UPDATE SET message = excluded.message`.pipe(Effect.asVoid, Effect.orDie),
+          ON CONFLICT (engine_message_id) DO UPDATE SET message = excluded.message`.pipe(Effect.asVoid, orStoreUnavailable),
       forgetSession: (sessionId) =>
         Effect.all([
           sql`DELETE FROM sandbox_held_events WHERE session_id = ${sessionId}`,
           sql`DELETE FROM sandbox_phone_owners WHERE session_id = ${sessionId}`,
           sql`DELETE FROM sandbox_sent_messages WHERE sender_session_id = ${sessionId}`
-        ], { discard: true }).pipe(sql.withTransaction, Effect.orDie),
+        ], { discard: true }).pipe(sql.withTransaction, orStoreUnavailable),
       putRecord: (kind, id, json) =>
         (json === null
           ? sql`DELETE FROM sandbox_directory WHERE kind = ${kind} AND record_id = ${id}`
           : sql`INSERT INTO sandbox_directory (kind, record_id, record) VALUES (${kind}, ${id}, ${json})
-            ON CONFLICT (kind, record_id) DO UPDATE SET record = excluded.record`).pipe(Effect.asVoid, Effect.orDie)
+            ON CONFLICT (kind, record_id) DO UPDATE SET record = excluded.record`).pipe(Effect.asVoid, orStoreUnavailable)
     })
   })
 )

@@ -5,6 +5,7 @@ import type { DomainEvent } from "../../domain/Events.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 /** A webhook as stored: with its signing secret, which only the dispatcher reads. */
 export interface WebhookRow {
@@ -75,12 +76,12 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("switchboard/Webh
           updated_at: row.updatedAt
         })}`,
       Effect.asVoid,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const find = Effect.fn("WebhookRepo.find")(
       (id: string) => Effect.map(load([id]), (rows) => Option.fromNullable(rows[0])),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const list = Effect.fn("WebhookRepo.list")(
@@ -93,7 +94,7 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("switchboard/Webh
           loadByIds: load,
           idOf: (row) => row.id
         }),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     const update = Effect.fn("WebhookRepo.update")(
@@ -108,7 +109,7 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("switchboard/Webh
           updated_at: new Date().toISOString()
         })} WHERE id = ${id}`,
       Effect.asVoid,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** The webhook with its deliveries and their attempts. */
@@ -120,7 +121,7 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("switchboard/Webh
         return deleted.length > 0
       },
       sql.withTransaction,
-      Effect.orDie
+      orStoreUnavailable
     )
 
     /** The enabled webhooks that want this event: global ones and its session's, for its kind or "*". */
@@ -131,7 +132,7 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("switchboard/Webh
             records.map(fromRecord).filter((row) => row.events.includes("*") || row.events.includes(event.event))
           )
         ),
-      Effect.orDie
+      orStoreUnavailable
     )
 
     return { insert, find, list, update, remove, matching } as const

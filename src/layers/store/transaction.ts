@@ -1,17 +1,21 @@
 import { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import type { StoreUnavailable } from "../../domain/Errors.js"
+import { orStoreUnavailable } from "./storeFailure.js"
 
 /**
  * Runs an effect in one Store transaction (nested ones become savepoints). Used to write a
  * change and the events announcing it together: the outbox never holds an event for a change
- * that did not happen, nor misses one for a change that did.
+ * that did not happen, nor misses one for a change that did. A transaction that cannot begin or
+ * commit fails with `StoreUnavailable`, like the statements in it.
  */
-export type Transactionally = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+export type Transactionally = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreUnavailable, R>
 
 export const makeTransactionally: Effect.Effect<Transactionally, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
-  (sql) => (effect) => sql.withTransaction(effect).pipe(Effect.catchIf(isSqlError, (error) => Effect.die(error))) as never
+  (sql) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    sql.withTransaction(effect).pipe(
+      Effect.catchIf((error): error is SqlError => error instanceof SqlError, (error) => orStoreUnavailable(Effect.fail(error)))
+    ) as Effect.Effect<A, E | StoreUnavailable, R>
 )
-
-const isSqlError = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && (error as { readonly _tag?: unknown })._tag === "SqlError"

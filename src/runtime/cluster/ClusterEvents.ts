@@ -54,7 +54,11 @@ export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | SqlClient
         if (notification === undefined) return yield* Effect.logWarning("an unreadable event notification was ignored")
         const event = "event" in notification ? notification : yield* outbox.find(notification.id)
         if (event !== undefined) yield* everywhere.publish(event)
-      })
+      }).pipe(
+        // The event is safe in the outbox (webhooks get it from there); only this runner's live
+        // subscribers miss it.
+        Effect.catchTag("StoreUnavailable", (outage) => Effect.logWarning("an event notification could not be read from the outbox", outage.message))
+      )
 
     yield* listenScoped(pg, CHANNEL, received)
 

@@ -1,3 +1,5 @@
+import { untilStoreIsBack } from "../storeOutage.js"
+import { StoreUnavailable } from "../../domain/Errors.js"
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Context, Effect, Option, Schema } from "effect"
@@ -32,11 +34,11 @@ export const CallFailure = Schema.Union(Conflict, EngineFailure, NotFound, Forbi
  * session's actor (and so holds its engine connection) in the entity's scope.
  */
 export const SessionEntity = Entity.make("Session", [
-  Rpc.make("Start"),
-  Rpc.make("Stop"),
-  Rpc.make("Restart"),
-  Rpc.make("Logout"),
-  Rpc.make("Remove"),
+  Rpc.make("Start", { error: StoreUnavailable }),
+  Rpc.make("Stop", { error: StoreUnavailable }),
+  Rpc.make("Restart", { error: StoreUnavailable }),
+  Rpc.make("Logout", { error: StoreUnavailable }),
+  Rpc.make("Remove", { error: StoreUnavailable }),
   Rpc.make("Send", { payload: { messageId: Schema.String }, success: Schema.Boolean }),
   Rpc.make("Call", {
     payload: { required: SessionStatus, call: EngineCallSchema },
@@ -80,9 +82,9 @@ export const SessionEntityLive = SessionEntity.toLayer(
       }).pipe(Effect.provide(entityContext))
 
     yield* Effect.addFinalizer(() => local.release(sessionId))
-    const row = yield* Effect.orDie(sessions.findById(sessionId))
+    const row = yield* untilStoreIsBack(sessions.findById(sessionId), "activating a session entity")
     if (Option.isSome(row) && row.value.desiredRunning) {
-      yield* local.start(sessionId)
+      yield* untilStoreIsBack(local.start(sessionId), "starting a session on its runner")
       yield* keepAlive(true)
     }
 

@@ -1,3 +1,4 @@
+import { StoreUnavailable } from "../../domain/Errors.js"
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
@@ -16,8 +17,8 @@ import { ClusterUnreachable, whenUnreachable } from "./ClusterUnreachable.js"
 export const WebhookOutboxEntity = Entity.make("WebhookOutbox", [
   Rpc.make("Wake"),
   /** `None`: the webhook is gone. */
-  Rpc.make("SendTest", { payload: { webhookId: Schema.String }, success: Schema.Option(TestResult) }),
-  Rpc.make("Redeliver", { payload: { deliveryId: Schema.String } })
+  Rpc.make("SendTest", { payload: { webhookId: Schema.String }, success: Schema.Option(TestResult), error: StoreUnavailable }),
+  Rpc.make("Redeliver", { payload: { deliveryId: Schema.String }, error: StoreUnavailable })
 ])
 
 /** The one dispatcher's entity id. */

@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Context, Duration, Effect, Either, Layer, Schedule, Stream } from "effect"
 import { AppSettings } from "../../domain/Settings.js"
 import { DeliveryRepo } from "../../layers/store/DeliveryRepo.js"
@@ -23,9 +24,9 @@ export interface WebhookDispatcherService {
    * failed test can be sent again with `redeliver`. A `410 Gone` turns the webhook off. The
    * event's `sessionId` is the webhook's, or `"*"` for a webhook of every session.
    */
-  readonly sendTest: (webhook: WebhookRow) => Effect.Effect<TestResult>
+  readonly sendTest: (webhook: WebhookRow) => Effect.Effect<TestResult, StoreUnavailable>
   /** Makes a delivery pending and due now, whatever became of it; its attempts keep counting. */
-  readonly redeliver: (deliveryId: string) => Effect.Effect<void>
+  readonly redeliver: (deliveryId: string) => Effect.Effect<void, StoreUnavailable>
   /** Looks at the outbox and the due deliveries now, rather than at the next poll. */
   readonly wake: Effect.Effect<void>
 }

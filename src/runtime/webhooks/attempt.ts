@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Duration, Effect, Either, Option, Random } from "effect"
 import { DeliveryRepo } from "../../layers/store/DeliveryRepo.js"
 import { EventRepo } from "../../layers/store/EventRepo.js"
@@ -60,7 +61,7 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
         return { status: "pending" as DeliveryStatus, nextAttemptAt: new Date(at).toISOString() }
       })
 
-    return (delivery: DeliveryRef, mode: AttemptMode): Effect.Effect<Either.Either<AttemptResult, string>> =>
+    return (delivery: DeliveryRef, mode: AttemptMode): Effect.Effect<Either.Either<AttemptResult, string>, StoreUnavailable> =>
       Effect.gen(function*() {
         const found = yield* webhooks.find(delivery.webhookId)
         if (Option.isNone(found)) return yield* abandon(delivery, "the webhook was removed")

@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Effect } from "effect"
 import { DeliveryRepo } from "../../layers/store/DeliveryRepo.js"
 import { EventRepo } from "../../layers/store/EventRepo.js"
@@ -23,7 +24,7 @@ export const makeFanOut = Effect.gen(function*() {
   const deliveries = yield* DeliveryRepo
   const transactionally = yield* makeTransactionally
 
-  return (batchSize: number): Effect.Effect<FanOutResult> =>
+  return (batchSize: number): Effect.Effect<FanOutResult, StoreUnavailable> =>
     transactionally(Effect.gen(function*() {
       const batch = yield* events.undispatched(batchSize)
       const at = new Date(yield* Clock.currentTimeMillis).toISOString()

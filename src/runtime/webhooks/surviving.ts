@@ -5,8 +5,8 @@ import { Cause, Duration, Effect } from "effect"
  * loop: it is logged, and the pass returns after `pause`, so a lasting failure is retried
  * without spinning. Interruption is not a failure: it still ends the loop.
  */
-export const surviving = (what: string, pause: Duration.DurationInput = Duration.zero) => <A>(pass: Effect.Effect<A>): Effect.Effect<A | void> =>
+export const surviving = (what: string, pause: Duration.DurationInput = Duration.zero) => <A, E>(pass: Effect.Effect<A, E>): Effect.Effect<A | void> =>
   Effect.catchAllCause(pass, (cause) =>
     Cause.isInterruptedOnly(cause)
-      ? Effect.failCause(cause)
+      ? Effect.interrupt
       : Effect.zipRight(Effect.logError(`${what} failed`, cause), Effect.sleep(pause)))

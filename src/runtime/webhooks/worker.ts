@@ -61,7 +61,10 @@ export interface DeliveryWorker {
    * Makes a delivery and claims it in the same step, so that no pass of the worker takes it;
    * then `use`s it (an immediate attempt) and releases it.
    */
-  readonly withNewDelivery: <A>(create: Effect.Effect<DeliveryRef>, use: (delivery: DeliveryRef) => Effect.Effect<A>) => Effect.Effect<A>
+  readonly withNewDelivery: <A, E>(
+    create: Effect.Effect<DeliveryRef, E>,
+    use: (delivery: DeliveryRef) => Effect.Effect<A, E>
+  ) => Effect.Effect<A, E>
 }
 
 /**
@@ -76,7 +79,7 @@ export interface DeliveryWorker {
  */
 export const makeDeliveryWorker = (
   limits: WorkerLimits,
-  attempt: (delivery: DeliveryRef) => Effect.Effect<unknown>
+  attempt: (delivery: DeliveryRef) => Effect.Effect<unknown, unknown>
 ): Effect.Effect<DeliveryWorker, never, DeliveryRepo | Scope.Scope> =>
   Effect.gen(function*() {
     const deliveries = yield* DeliveryRepo

@@ -1,3 +1,4 @@
+import { untilStoreIsBack } from "../../storeOutage.js"
 import {
   type BaileysEventMap,
   type BinaryNode,
@@ -194,7 +195,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
         case "creds.update":
           // Persisted before the next event is looked at: a 515 restart right after pairing
           // must find the new credentials in the Store.
-          return Effect.as(saveCreds(event.data), [])
+          return Effect.as(untilStoreIsBack(saveCreds(event.data), "saving the session's credentials"), [])
         case "connection.update":
           return Effect.map(Clock.currentTimeMillis, (now) => connectionEvents(event.data, now))
         case "messages.upsert":

@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../../../domain/Errors.js"
 import {
   type AuthenticationCreds,
   type AuthenticationState,
@@ -8,7 +9,7 @@ import {
   type SignalKeyStore
 } from "@whiskeysockets/baileys"
 import { Effect, Option, Runtime } from "effect"
-import type { AuthState } from "../../Engine.js"
+import { type AuthState, EngineError } from "../../Engine.js"
 
 /**
  * Baileys' `AuthenticationState` over the gateway's `AuthState` (the Store), so that no auth
@@ -25,7 +26,7 @@ export interface StoreAuthState {
   /** Handed to `makeWASocket({ auth })`; Baileys mutates `creds` in place on `creds.update`. */
   readonly state: AuthenticationState
   /** Merges an update into `state.creds` and persists the whole of it. */
-  readonly saveCreds: (update?: Partial<AuthenticationCreds>) => Effect.Effect<void>
+  readonly saveCreds: (update?: Partial<AuthenticationCreds>) => Effect.Effect<void, StoreUnavailable>
 }
 
 /** Types whose stored JSON must be turned back into a protobuf message. */
@@ -68,7 +69,10 @@ export const makeSignalKeyStore = (auth: AuthState, runtime: Runtime.Runtime<nev
 export const makeStoreAuthState = (auth: AuthState) =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
-    const stored = yield* auth.readCreds
+    // Without its credentials the session cannot log in: a transient failure, retried on the
+    // session's reconnect schedule like a dropped connection.
+    const stored = yield* Effect.catchTag(auth.readCreds, "StoreUnavailable", (outage) =>
+      Effect.fail(new EngineError({ code: "STORE_UNAVAILABLE", message: outage.message, transient: true })))
     const creds = Option.match(stored, {
       onNone: () => initAuthCreds(),
       onSome: (value) => value as AuthenticationCreds

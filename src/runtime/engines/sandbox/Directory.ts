@@ -6,7 +6,7 @@ import type { Label } from "../../../domain/Label.js"
 import { EngineError, type EngineRefusal } from "../../Engine.js"
 import type { ContactOperations } from "../../EngineDirectory.js"
 import { isEchoPhone, sandboxMeOf } from "./identity.js"
-import type { DirectoryKind, DirectoryRecord, HeldEvent, SandboxLedger } from "./Ledger.js"
+import type { DirectoryKind, DirectoryRecord, HeldEvent, LedgerOperations } from "./Ledger.js"
 import type { Line, Switchboard } from "./Switchboard.js"
 
 /**
@@ -69,7 +69,7 @@ export type Directory = Effect.Effect.Success<ReturnType<typeof makeDirectory>>
 
 export const makeDirectory = (
   switchboard: Switchboard,
-  ledger: SandboxLedger["Type"],
+  ledger: LedgerOperations<never>,
   records: ReadonlyArray<DirectoryRecord>,
   businessByDefault: boolean
 ) =>

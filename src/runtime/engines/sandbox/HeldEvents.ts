@@ -1,5 +1,5 @@
 import { Effect, HashMap, Option, Ref } from "effect"
-import { type HeldEntry, type HeldEvent, heldKeyOf, type SandboxLedger } from "./Ledger.js"
+import { type HeldEntry, type HeldEvent, heldKeyOf, type LedgerOperations } from "./Ledger.js"
 
 /**
  * The events the network holds for each session until that session's consumer has taken them
@@ -15,7 +15,7 @@ interface Held {
 
 export type HeldEvents = Effect.Effect.Success<ReturnType<typeof makeHeldEvents>>
 
-export const makeHeldEvents = (ledger: SandboxLedger["Type"], remembered: ReadonlyArray<HeldEntry>) =>
+export const makeHeldEvents = (ledger: LedgerOperations<never>, remembered: ReadonlyArray<HeldEntry>) =>
   Effect.gen(function*() {
     const bySession = yield* Ref.make(
       remembered.reduce(

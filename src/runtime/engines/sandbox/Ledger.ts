@@ -1,6 +1,8 @@
 import { Context, Effect, Layer } from "effect"
 import type { MessageStatus } from "../../../domain/Message.js"
 import { EngineEvent } from "../../Engine.js"
+import type { StoreUnavailable } from "../../../domain/Errors.js"
+import { untilStoreIsBack } from "../../storeOutage.js"
 
 /** What the network remembers of a message a sandbox session sent, to route its receipts. */
 export interface SentMessage {
@@ -63,20 +65,23 @@ export interface LedgerContents {
  * gateway; the sandbox writes the same facts through to a ledger so that a restarted gateway
  * (even after kill -9) finds them. The switchboard keeps its working copy in memory and loads
  * it from here once. Every held event is a row of its own, so holding n events costs n writes.
+ * Its operations fail with `E`: `StoreUnavailable` from the Store, nothing once retried.
  */
-export class SandboxLedger extends Context.Tag("switchboard/SandboxLedger")<SandboxLedger, {
-  readonly load: Effect.Effect<LedgerContents>
-  readonly rememberOwner: (phone: string, sessionId: string) => Effect.Effect<void>
+export interface LedgerOperations<E> {
+  readonly load: Effect.Effect<LedgerContents, E>
+  readonly rememberOwner: (phone: string, sessionId: string) => Effect.Effect<void, E>
   /** Holds one event; an event already held under that key is left as it is. */
-  readonly hold: (sessionId: string, key: string, seq: number, event: HeldEvent) => Effect.Effect<void>
+  readonly hold: (sessionId: string, key: string, seq: number, event: HeldEvent) => Effect.Effect<void, E>
   /** The session's consumer took the event: it is no longer held (no-op if it was not). */
-  readonly release: (sessionId: string, key: string) => Effect.Effect<void>
-  readonly recordSent: (engineMessageId: string, message: SentMessage) => Effect.Effect<void>
+  readonly release: (sessionId: string, key: string) => Effect.Effect<void, E>
+  readonly recordSent: (engineMessageId: string, message: SentMessage) => Effect.Effect<void, E>
   /** Drops the session's held events, its phone ownership and the messages it sent, at once. */
-  readonly forgetSession: (sessionId: string) => Effect.Effect<void>
+  readonly forgetSession: (sessionId: string) => Effect.Effect<void, E>
   /** Writes one directory record whole; `null` deletes it. */
-  readonly putRecord: (kind: DirectoryKind, id: string, json: string | null) => Effect.Effect<void>
-}>() {
+  readonly putRecord: (kind: DirectoryKind, id: string, json: string | null) => Effect.Effect<void, E>
+}
+
+export class SandboxLedger extends Context.Tag("switchboard/SandboxLedger")<SandboxLedger, LedgerOperations<StoreUnavailable>>() {
   /** A network that lives and dies with the process: nothing outlives it. */
   static readonly none = Layer.succeed(SandboxLedger, {
     load: Effect.succeed({ phoneOwners: [], held: [], sent: [], directory: [] }),
@@ -88,6 +93,20 @@ export class SandboxLedger extends Context.Tag("switchboard/SandboxLedger")<Sand
     putRecord: () => Effect.void
   })
 }
+
+/**
+ * The ledger as the simulated server uses it: a write waits until the Store is back, as a real
+ * server's memory never fails. Whatever waits on it (the network's lock) waits meanwhile.
+ */
+export const untilLedgerIsBack = (ledger: LedgerOperations<StoreUnavailable>): LedgerOperations<never> => ({
+  load: untilStoreIsBack(ledger.load, "loading the sandbox network's ledger"),
+  rememberOwner: (phone, sessionId) => untilStoreIsBack(ledger.rememberOwner(phone, sessionId), "the sandbox ledger"),
+  hold: (sessionId, key, seq, event) => untilStoreIsBack(ledger.hold(sessionId, key, seq, event), "the sandbox ledger"),
+  release: (sessionId, key) => untilStoreIsBack(ledger.release(sessionId, key), "the sandbox ledger"),
+  recordSent: (engineMessageId, message) => untilStoreIsBack(ledger.recordSent(engineMessageId, message), "the sandbox ledger"),
+  forgetSession: (sessionId) => untilStoreIsBack(ledger.forgetSession(sessionId), "the sandbox ledger"),
+  putRecord: (kind, id, json) => untilStoreIsBack(ledger.putRecord(kind, id, json), "the sandbox ledger")
+})
 
 /**
  * A message is held once per recipient; a receipt once per status it reports (a resend may

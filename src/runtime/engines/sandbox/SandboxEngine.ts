@@ -1,3 +1,5 @@
+import type { StoreUnavailable } from "../../../domain/Errors.js"
+import { untilStoreIsBack } from "../../storeOutage.js"
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
 import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent } from "../../Engine.js"
 import { newPairingCode, newQrRef, newSandboxMessageId } from "./identity.js"
@@ -100,11 +102,11 @@ const requestPairingCode = (phoneNumber: string, awaitingLink: Ref.Ref<boolean>)
     return yield* newPairingCode
   })
 
-const logout = (line: SandboxLine, clearAuth: Effect.Effect<void>) =>
+const logout = (line: SandboxLine, clearAuth: Effect.Effect<void, StoreUnavailable>) =>
   line.close({ kind: "logged_out", code: "LOGGED_OUT", message: "sandbox: the device was unlinked" }).pipe(
     Effect.flatMap((wasLive) =>
       wasLive
-        ? clearAuth
+        ? untilStoreIsBack(clearAuth, "unlinking a sandbox device")
         : Effect.fail(new EngineError({ code: "NOT_CONNECTED", message: "sandbox: the session is not connected", transient: true }))
     )
   )

@@ -1,7 +1,7 @@
 import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
 import type { Me } from "../../../domain/Session.js"
 import type { MediaStore } from "../../../layers/media/MediaStore.js"
-import { untilStoreIsBack } from "../../../layers/store/outage.js"
+import { untilStoreIsBack } from "../../storeOutage.js"
 import {
   type CloseReason,
   EngineError,
@@ -16,7 +16,7 @@ import { makeDirectory } from "./Directory.js"
 import { groupsOf } from "./Groups.js"
 import { sandboxMeOf } from "./identity.js"
 import { labelsOf } from "./Labels.js"
-import { SandboxLedger } from "./Ledger.js"
+import { SandboxLedger, untilLedgerIsBack } from "./Ledger.js"
 import { makeMediaServer } from "./MediaServer.js"
 import { messagingOf, type Payload } from "./Messaging.js"
 import { makeSwitchboard } from "./Switchboard.js"
@@ -106,7 +106,7 @@ const connectionLost: CloseReason = {
 
 const make = (options: SandboxNetworkOptions) =>
   Effect.gen(function*() {
-    const ledger = yield* SandboxLedger
+    const ledger = untilLedgerIsBack(yield* SandboxLedger)
     const remembered = yield* ledger.load
     const switchboard = yield* makeSwitchboard(Duration.decode(options.ackDelay ?? Duration.zero), ledger, remembered)
     const { serialized } = switchboard

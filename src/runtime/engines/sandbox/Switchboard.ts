@@ -1,11 +1,11 @@
 import { Clock, Deferred, Duration, Effect, HashMap, Option, Queue, Ref, Scope } from "effect"
-import { untilStoreIsBack } from "../../../layers/store/outage.js"
+import { untilStoreIsBack } from "../../storeOutage.js"
 import { isStatusAdvance, type MessageStatus } from "../../../domain/Message.js"
 import type { Me } from "../../../domain/Session.js"
 import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
 import { type HeldEvents, makeHeldEvents } from "./HeldEvents.js"
 import { sandboxPhoneOf } from "./identity.js"
-import type { HeldEvent, LedgerContents, SandboxLedger, SentMessage } from "./Ledger.js"
+import type { HeldEvent, LedgerContents, LedgerOperations, SentMessage } from "./Ledger.js"
 
 /**
  * The routing core of the sandbox network: which session is live, what waits for whom, and
@@ -55,7 +55,7 @@ export type Switchboard = ReturnType<typeof switchboardOf>
 
 export const makeSwitchboard = (
   initialAckDelay: Duration.Duration,
-  ledger: SandboxLedger["Type"],
+  ledger: LedgerOperations<never>,
   remembered: LedgerContents
 ): Effect.Effect<Switchboard, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -77,7 +77,7 @@ export const makeSwitchboard = (
 const switchboardOf = (state: {
   readonly serialized: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Every change to phoneOwners, held and sentMessages is written through to it. */
-  readonly ledger: SandboxLedger["Type"]
+  readonly ledger: LedgerOperations<never>
   readonly lines: Ref.Ref<HashMap.HashMap<string, LiveLine>>
   /** Sandbox phones seen on the network, so a message can wait for a session that is away. */
   readonly phoneOwners: Ref.Ref<HashMap.HashMap<string, string>>
