@@ -1,9 +1,10 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Cache, Cause, Context, DateTime, Duration, Effect, FiberSet, Layer, Option, Redacted } from "effect"
+import { Cache, Context, DateTime, Duration, Effect, FiberSet, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../domain/Settings.js"
 import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../layers/store/ApiKeyRepo.js"
 import type { ApiKey, CreateApiKeyRequest, CreatedApiKey, Role, UpdateApiKeyRequest } from "../domain/ApiKey.js"
+import { bestEffort } from "../runtime/bestEffort.js"
 import { CachedCopies } from "../runtime/CachedCopies.js"
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from "../domain/Errors.js"
 import { uuidv7 } from "../domain/Ids.js"
@@ -152,15 +153,9 @@ const make = Effect.gen(function*() {
   const touches = yield* FiberSet.make<void, never>()
   yield* Effect.addFinalizer(() => FiberSet.awaitEmpty(touches).pipe(Effect.timeout(TOUCH_DRAIN_TIMEOUT), Effect.ignore))
 
-  /** Best effort, whether the Store fails or dies; logged with the key's id, never the key. */
+  /** Logged with the key's id, never the key. */
   const recordUse = (keyId: string, at: string) =>
-    repo.touch(keyId, at).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.void
-          : Effect.logWarning("api keys: could not record a key's last use", cause).pipe(Effect.annotateLogs("keyId", keyId))
-      )
-    )
+    repo.touch(keyId, at).pipe(bestEffort("api keys: recording a key's last use"), Effect.annotateLogs("keyId", keyId))
 
   const touch = (keyId: string) => {
     const now = Date.now()
