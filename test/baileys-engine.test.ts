@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "@effect/vitest"
 import { BufferJSON } from "@whiskeysockets/baileys"
 import { Effect, Exit, ManagedRuntime, Option, Scope, Stream } from "effect"
 import { createServer } from "node:net"
@@ -43,6 +43,21 @@ const peerAuth = (): AuthState => {
       creds = undefined
       keys.clear()
     })
+  }
+}
+
+/** The same, until `goDown`: from then on every write dies, as the Store's do when it is gone. */
+const failingPeerAuth = () => {
+  const auth = peerAuth()
+  let down = false
+  const dies = Effect.dieMessage("the store is down")
+  return {
+    auth: {
+      ...auth,
+      writeCreds: (creds: unknown) => down ? dies : auth.writeCreds(creds),
+      setKeys: (changes: Parameters<AuthState["setKeys"]>[0]) => down ? dies : auth.setKeys(changes)
+    } satisfies AuthState,
+    goDown: () => void (down = true)
   }
 }
 
@@ -120,6 +135,7 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels", ()
   const BOB = "15551230002"
   const CAROL = "15551230003"
   const DAVE = "15551230004"
+  const ERIN = "15551230005"
   const UNKNOWN = "15559999999"
 
   let peer: WaPeer
@@ -128,9 +144,10 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels", ()
   let unmute: () => void
   const scopes: Array<Scope.CloseableScope> = []
 
-  /** A live engine connection and every event it reported so far. */
+  /** A live engine connection, the scope it lives in, and every event it reported so far. */
   interface Linked {
     readonly connection: EngineConnection
+    readonly scope: Scope.CloseableScope
     readonly events: Array<EngineEvent>
   }
 
@@ -144,7 +161,7 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels", ()
     ))
     const events: Array<EngineEvent> = []
     Effect.runFork(Stream.runForEach(connection.events, (event) => Effect.sync(() => void events.push(event))))
-    return { connection, events }
+    return { connection, scope, events }
   }
 
   /** The first event (of all reported so far, or yet to come) matching `predicate`. */
@@ -166,8 +183,7 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels", ()
     event(linked, "GroupChanged", (e) => predicate(e.change)).then((e) => e.change)
 
   /** QR → the phone scans → 515 → a new connection → Ready. */
-  const link = async (phone: string, platform?: string): Promise<Linked> => {
-    const auth = peerAuth()
+  const link = async (phone: string, platform?: string, auth: AuthState = peerAuth()): Promise<Linked> => {
     const first = await open(auth)
     const { qr } = await event(first, "Qr")
     await peer.scan(qr, { phone, ...(platform === undefined ? {} : { platform }) })
@@ -338,5 +354,15 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels", ()
     const dave = await link(DAVE, "android")
     expect(await refusal(dave.connection.labels.create("VIP", 1))).toEqual({ code: "NOT_A_BUSINESS_ACCOUNT", refusal: "conflict", transient: false })
     expect(await refusal(dave.connection.labels.addToChat(`${BOB}@c.us`, "1"))).toMatchObject({ code: "NOT_A_BUSINESS_ACCOUNT" })
+  })
+
+  it("closing a connection ends its socket even when the Store cannot take the last save of the credentials", async () => {
+    const store = failingPeerAuth()
+    const erin = await link(ERIN, undefined, store.auth)
+    expect(peer.openLogins(ERIN)).toHaveLength(1)
+    store.goDown()
+    const closed = await Effect.runPromise(Effect.exit(Scope.close(erin.scope, Exit.void)))
+    await vi.waitFor(() => expect(peer.openLogins(ERIN)).toEqual([]), { timeout: 5_000 })
+    expect(Exit.isSuccess(closed)).toBe(true)
   })
 })

@@ -1,5 +1,8 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
-import { eventually, readySession, useGateway } from "./support/gateway.js"
+import { SqliteStoreLive } from "../src/layers/store/SqliteStore.js"
+import { eventually, readySession, type TestGateway, useGateway } from "./support/gateway.js"
 
 /** Groups over real HTTP between sandbox sessions. */
 describe("groups", () => {
@@ -119,5 +122,36 @@ describe("groups", () => {
     expect(listed.body.data.map((g: { id: string }) => g.id)).toContain(groupId)
     const refused = await call("PUT", route(beta, `/${groupId}/subject`), { subject: "offline" })
     expect([refused.status, refused.body.code]).toEqual([409, "SESSION_NOT_READY"])
+  })
+})
+
+/** Runs `statement` on the gateway's SQLite file through a connection of the test's own. */
+const onStoreOf = (gateway: TestGateway, statement: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
+  Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, statement).pipe(
+    Effect.provide(SqliteStoreLive(gateway.settings.databaseUrl.replace(/^sqlite:/, ""))),
+    Effect.orDie
+  ))
+
+describe("groups while the Store refuses to keep them", () => {
+  const gateway = useGateway()
+
+  it("a participant change the network made still answers with its results when keeping the group fails", async () => {
+    const [alpha, beta, gamma] = await Promise.all(["gs-alpha", "gs-beta", "gs-gamma"].map((name) => readySession(gateway(), name)))
+    const route = `/api/sessions/${alpha.id}/groups`
+    const created = await gateway().call("POST", route, { body: { subject: "Kept", participants: [beta.phone] } })
+    expect(created.status).toBe(201)
+    const groupId = created.body.id as string
+
+    // After the change, the gateway reads the group back and keeps it: that write fails, as
+    // with a full disk, for this session's groups only.
+    // (DDL takes no bound parameters; the id is a UUID the gateway made.)
+    await onStoreOf(gateway(), (sql) => sql.unsafe(`CREATE TRIGGER refuse_groups BEFORE INSERT ON chat_groups
+      WHEN NEW.session_id = '${alpha.id}' BEGIN SELECT RAISE(ABORT, 'the store refuses the write'); END`))
+    const added = await gateway().call("POST", `${route}/${groupId}/participants`, { body: { participants: [gamma.phone] } })
+    expect([added.status, added.body]).toEqual([200, { groupId, results: [{ id: `${gamma.phone}@c.us`, status: 200, ok: true }] }])
+
+    await onStoreOf(gateway(), (sql) => sql`DROP TRIGGER refuse_groups`)
+    const now = await eventually(() => gateway().call("GET", `${route}/${groupId}`), (r) => r.status === 200)
+    expect(now.body.participants.map((p: { id: string }) => p.id)).toContain(`${gamma.phone}@c.us`)
   })
 })

@@ -10,8 +10,8 @@ import { type RawAnswer, type RawRequest, rawRequest } from "./support/rawHttp.j
  * Every endpoint of the contract, fed what a careless or hostile client sends: malformed and
  * mistyped JSON, huge and deeply nested bodies, odd unicode, junk ids, query strings, headers,
  * content types and multipart. Whatever comes in, the gateway answers with a status below 500,
- * every refusal in the error shape of API.md, and it goes on working. A failure prints
- * fast-check's seed; `fc.assert(…, { seed, path })` replays it.
+ * every refusal in the contract's error shape (`ErrorBody`, src/domain/Errors.ts), and it goes
+ * on working. A failure prints fast-check's seed; `fc.assert(…, { seed, path })` replays it.
  */
 
 const BODY_MAX = 1024 * 1024

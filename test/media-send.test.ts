@@ -148,7 +148,7 @@ describe("media sends", () => {
     expect(Buffer.from(back.bytes).equals(Buffer.from(image))).toBe(true)
   })
 
-  it("refuses what it cannot send with the error shape of API.md, and stores nothing", async () => {
+  it("refuses what it cannot send in the error shape of the contract, and stores nothing", async () => {
     const before = (await gateway().call("GET", `/api/sessions/${alpha.id}/messages?direction=out`)).body.data.length
     const tooBig = new Uint8Array(64 * 1024 + 1)
     tooBig.set(png())

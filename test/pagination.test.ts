@@ -39,7 +39,7 @@ describe("the pagination convention, rule by rule", () => {
       data: { items: [], pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } }
     })
   })
-  it("rejects values that are not integers (API.md: 400 VALIDATION_FAILED)", () => {
+  it("rejects values that are not integers (the API answers 400 VALIDATION_FAILED)", () => {
     for (const bad of ["abc", "1.5", "1e3", "0x10", "--1"]) {
       expect(Either.isLeft(parsePageQuery({ page: bad })), bad).toBe(true)
       expect(Either.isLeft(parsePageQuery({ limit: bad })), bad).toBe(true)

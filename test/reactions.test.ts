@@ -66,7 +66,7 @@ describe("reactions", () => {
     expect(page.body.data.pagination).toMatchObject({ page: 1, limit: 2 })
   })
 
-  it("refuses bad reactions with the error shape of API.md", async () => {
+  it("refuses bad reactions in the error shape of the contract", async () => {
     const { betaId } = await exchange("refusals")
     const cases: Array<[unknown, number, string]> = [
       [{ chatId: alpha.phone, messageId: betaId, emoji: "ab" }, 400, "VALIDATION_FAILED"],

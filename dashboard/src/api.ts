@@ -1,7 +1,8 @@
 /**
- * A typed client for the Switchboard REST API (docs/API.md). The API lives on its own port:
- * the gateway serves `config.json` (`{"apiPort": 2785}`) next to the dashboard's files, and
- * every call goes to that port on the host the page was loaded from, with `X-API-Key`.
+ * A typed client for the Switchboard REST API (its OpenAPI document: /api/docs). The API
+ * lives on its own port: the gateway serves `config.json` (`{"apiPort": 2785}`) next to the
+ * dashboard's files, and every call goes to that port on the host the page was loaded from,
+ * with `X-API-Key`.
  */
 import {
   ApiError, type Session, type QrCode, type Me, type MediaKind, type Message, type SendResult,

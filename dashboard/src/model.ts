@@ -1,4 +1,4 @@
-/** The shapes the REST API sends and takes (docs/API.md), and its refusals as `ApiError`. */
+/** The shapes the REST API sends and takes (src/http/Api.ts, served as OpenAPI at /api/docs), and its refusals as `ApiError`. */
 
 export type SessionStatus =
   | "created"

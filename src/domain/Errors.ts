@@ -4,7 +4,7 @@ import { Schema } from "effect"
  * Every error the gateway reports is one of these classes, one per HTTP status. The `code`
  * says what went wrong (`SESSION_NOT_FOUND`, `SESSION_NOT_READY`, …); the class says how bad.
  * Services fail with them, so library users and the HTTP layer see the same typed errors.
- * On the wire they take the shape of API.md: `{statusCode, error, code, message, details?}`.
+ * On the wire they take the shape of `ErrorBody` below: `{statusCode, error, code, message, details?}`.
  */
 const fields = {
   code: Schema.String,
@@ -92,7 +92,7 @@ const reasonPhrases: Record<number, string> = {
   504: "Gateway Timeout"
 }
 
-/** The error body of API.md. */
+/** The body of every error response, as the OpenAPI document (/api/docs) describes it. */
 export const ErrorBody = Schema.Struct({
   statusCode: Schema.Number,
   error: Schema.String,

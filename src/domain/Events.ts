@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { uuidv7 } from "./Ids.js"
 
-/** The event kinds of API.md's catalog. */
+/** The event kinds of the catalog: what webhooks and `/api/events` deliver. */
 export const EventKind = Schema.Literal(
   "session.status",
   "session.qr",

@@ -35,7 +35,7 @@ const toInteger = (name: string, value: PageQueryValue): Either.Either<number | 
 
 /**
  * `None` when pagination is off (rule 1), otherwise the page to fetch (rules 3–8).
- * Fails with a message for non-numeric values (API.md: 400 VALIDATION_FAILED).
+ * Fails with a message for non-numeric values (the API answers 400 VALIDATION_FAILED).
  */
 export const parsePageQuery = (query: {
   readonly page?: PageQueryValue

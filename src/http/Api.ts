@@ -37,8 +37,9 @@ import { LiveEventsGroup, WebhooksGroup } from "./WebhooksApi.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
 /**
- * The REST contract of API.md, declared apart from its handlers. Typed clients
- * (`HttpApiClient.make(SwitchboardApi)`) and the OpenAPI document come from the same value.
+ * The REST contract, declared apart from its handlers. Typed clients
+ * (`HttpApiClient.make(SwitchboardApi)`) and the OpenAPI document served at /api/docs come
+ * from the same value.
  */
 
 export { Authentication }

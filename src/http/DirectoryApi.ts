@@ -17,7 +17,7 @@ import { ChatLabelRequest, CreateLabelRequest, Label } from "../domain/Label.js"
 import { Authentication } from "./Authentication.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
-/** The "Contacts, groups, channels, labels" section of API.md. */
+/** The contract's contacts, groups, channels and labels (their groups of SwitchboardApi in ./Api.ts). */
 
 const session = { sessionId: Schema.String }
 const sessionPath = Schema.Struct(session)

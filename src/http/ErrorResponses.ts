@@ -15,11 +15,6 @@ interface Refusal {
  */
 const withoutInput = (message: string) => message.replace(/,?\s*actual\s[\s\S]*$/, "")
 
-/**
- * Failures that arise before or around a handler, which the contract's error schemas do not
- * cover: schema mismatches and unreadable bodies are 400 `VALIDATION_FAILED`, unknown routes
- * 404. Anything else unexpected is a bug: logged, and answered with a 500 that reveals nothing.
- */
 /** Schema issues as a 400's message and details (each issue's path and what was wrong with it). */
 export const describeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>) => {
   const details = issues.map((issue) => ({ path: issue.path.join("."), message: withoutInput(issue.message) }))
@@ -98,6 +93,11 @@ const respond = (refusal: Refusal) => HttpServerResponse.unsafeJson(toErrorBody(
 const isContractError = (error: unknown) =>
   typeof error === "object" && error !== null && "status" in (error.constructor as object) && "code" in error
 
+/**
+ * Failures that arise before or around a handler, which the contract's error schemas do not
+ * cover: schema mismatches and unreadable bodies are 400 `VALIDATION_FAILED`, unknown routes
+ * 404. Anything else unexpected is a bug: logged, and answered with a 500 that reveals nothing.
+ */
 export const ErrorResponses = HttpApiBuilder.middleware((app) =>
   Effect.catchAllCause(app, (cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)

@@ -5,7 +5,7 @@ import { AuditOutcome, AuditRecord } from "../domain/Audit.js"
 import { Authentication } from "./Authentication.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
-/** API keys and the audit log ("Keys, security, operations" in API.md); admin keys only. */
+/** API keys and the audit log (the `apiKeys` and `audit` groups of SwitchboardApi in ./Api.ts); admin keys only. */
 
 const keyPath = Schema.Struct({ keyId: Schema.String })
 

@@ -6,7 +6,7 @@ import { CreatedWebhook, CreateWebhookRequest, Delivery, TestResult, UpdateWebho
 import { Authentication } from "./Authentication.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
-/** The "Webhooks and live events" section of API.md. */
+/** The contract's webhooks and live events (the `webhooks` and `events` groups of SwitchboardApi in ./Api.ts). */
 
 const webhookPath = Schema.Struct({ webhookId: Schema.String })
 const sessionPath = Schema.Struct({ sessionId: Schema.String })

@@ -39,7 +39,7 @@ const tooLarge = (maxBytes: number) =>
 const invalid = (message: string, details?: unknown) =>
   new ValidationFailed({ code: "VALIDATION_FAILED", message, ...(details === undefined ? {} : { details }) })
 
-/** Decode failures as API.md's 400, without quoting the input (it may be a URL with a token). */
+/** Decode failures as a 400 `VALIDATION_FAILED`, without quoting the input (it may be a URL with a token). */
 const decodeOrRefuse = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
   Schema.decodeUnknown(schema, { errors: "all" })(input).pipe(
     Effect.mapError((error) => {

@@ -8,8 +8,8 @@ type ErrorClass<E extends ApiError> = Schema.Schema<E, any> & {
 }
 
 /**
- * The schema the HTTP contract uses for an error class: the class on the inside, the body of
- * API.md on the wire, and the class's HTTP status as annotation.
+ * The schema the HTTP contract uses for an error class: the class on the inside, `ErrorBody`
+ * (src/domain/Errors.ts) on the wire, and the class's HTTP status as annotation.
  */
 export const wireError = <E extends ApiError>(cls: ErrorClass<E>) =>
   Schema.transform(ErrorBody, Schema.typeSchema(cls), {

@@ -8,8 +8,8 @@ import type { ContactSeen, GroupChange, LabelChange } from "./EngineDirectory.js
 
 /**
  * Directory news from an engine (groups, labels, contacts) → the Store's copy, then the
- * `group.*` / `label.update` events of API.md. The Store first, so whatever is announced can
- * be read back.
+ * `group.*` / `label.update` events of the catalog (src/domain/Events.ts). The Store first, so
+ * whatever is announced can be read back.
  */
 
 const groupEventOf = { join: "group.join", leave: "group.leave", update: "group.update", participants: "group.participants" } as const

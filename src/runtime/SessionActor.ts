@@ -83,12 +83,6 @@ interface LinkOutcome {
  */
 const MAX_IMMEDIATE_RESTARTS = 3
 
-/**
- * One session's process. Reads commands from its mailbox; a child fiber owns the engine
- * connection and reconnects on the backoff schedule; another sends queued messages when the
- * session is ready. Returns when the session reaches a status in which it no longer runs
- * (`stopped`, `logged_out`, `failed`). Every status change is persisted, then published.
- */
 /** How every session process behaves: its reconnect policy, its send pacing, incoming media. */
 export interface ActorSettings {
   readonly reconnect: ReconnectSettings
@@ -96,6 +90,12 @@ export interface ActorSettings {
   readonly media: IncomingMediaSettings
 }
 
+/**
+ * One session's process. Reads commands from its mailbox; a child fiber owns the engine
+ * connection and reconnects on the backoff schedule; another sends queued messages when the
+ * session is ready. Returns when the session reaches a status in which it no longer runs
+ * (`stopped`, `logged_out`, `failed`). Every status change is persisted, then published.
+ */
 export const runSessionActor = (handle: SessionActorHandle, { media, pacing, reconnect }: ActorSettings) =>
   Effect.gen(function*() {
     const { sessionId, mailbox, state, queuedSends } = handle

@@ -1,10 +1,11 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { FileSystem, Path } from "@effect/platform"
-import { Cache, Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Cache, Context, DateTime, Duration, Effect, FiberSet, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../domain/Settings.js"
 import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../layers/store/ApiKeyRepo.js"
 import type { ApiKey, CreateApiKeyRequest, CreatedApiKey, Role, UpdateApiKeyRequest } from "../domain/ApiKey.js"
+import { bestEffort } from "../runtime/bestEffort.js"
 import { CachedCopies } from "../runtime/CachedCopies.js"
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from "../domain/Errors.js"
 import { uuidv7 } from "../domain/Ids.js"
@@ -88,6 +89,9 @@ const expiryOf = (expiresAt: DateTime.Utc | null | undefined) =>
 /** A key's last use is written at most this often: every request reads it, few need to write it. */
 const TOUCH_INTERVAL_MS = 60_000
 
+/** How long closing the service waits for last uses still being written before it interrupts them. */
+const TOUCH_DRAIN_TIMEOUT = Duration.seconds(2)
+
 /** What `CachedCopies` calls a change of keys. */
 const KEYS_TOPIC = "api_keys"
 
@@ -144,11 +148,21 @@ const make = Effect.gen(function*() {
   yield* cachedCopies.onChange(KEYS_TOPIC, lookups.invalidateAll)
   const lastTouched = new Map<string, number>()
 
+  // A request does not wait for its key's last use to be written, but the service does: the
+  // writes run in its own scope, and closing it lets them finish (the Store closes after it)
+  // before interrupting what is left.
+  const touches = yield* FiberSet.make<void, never>()
+  yield* Effect.addFinalizer(() => FiberSet.awaitEmpty(touches).pipe(Effect.timeout(TOUCH_DRAIN_TIMEOUT), Effect.ignore))
+
+  /** Logged with the key's id, never the key. */
+  const recordUse = (keyId: string, at: string) =>
+    repo.touch(keyId, at).pipe(bestEffort("api keys: recording a key's last use"), Effect.annotateLogs("keyId", keyId))
+
   const touch = (keyId: string) => {
     const now = Date.now()
     if (now - (lastTouched.get(keyId) ?? 0) < TOUCH_INTERVAL_MS) return Effect.void
     lastTouched.set(keyId, now)
-    return Effect.forkDaemon(Effect.ignore(repo.touch(keyId, new Date(now).toISOString())))
+    return Effect.asVoid(FiberSet.run(touches, recordUse(keyId, new Date(now).toISOString())))
   }
 
   const authenticate = (key: string) =>

@@ -1,6 +1,7 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option } from "effect"
 import { GroupRepo } from "../layers/store/GroupRepo.js"
+import { bestEffort } from "../runtime/bestEffort.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import type { EngineCallError, EngineTimeout } from "../domain/Errors.js"
 import { NotFound } from "../domain/Errors.js"
@@ -82,7 +83,8 @@ const make = Effect.gen(function*() {
     changeParticipants: (sessionId, groupId, action, participants) =>
       Effect.gen(function*() {
         const results = yield* call(sessionId, engineCall("groups.updateParticipants", groupId, participants, action))
-        yield* Effect.ignore(refresh(sessionId, groupId))
+        // The change is made on the network: reading the group back is only the Store's copy.
+        yield* bestEffort("groups: reading back a group after a participant change")(refresh(sessionId, groupId))
         return { groupId, results }
       }),
     setSubject: (sessionId, groupId, subject) =>

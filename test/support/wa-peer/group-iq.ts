@@ -9,6 +9,7 @@ import { forbidden, GroupError, groupNode, type GroupDirectory } from "./groups.
 import type { Account } from "./pairing.js"
 import type { Entity, Resolve } from "./stanzas.js"
 
+/** Answer a client's `<iq xmlns=w:g2>`: the reply (a result or an error). */
 export const answerGroupIq = (directory: GroupDirectory, resolve: Resolve, account: Account, iq: BinaryNode): BinaryNode => {
   const op = Array.isArray(iq.content) ? (iq.content[0]?.tag ?? "") : ""
   directory.queries.push({ from: account.phone, op, to: iq.attrs.to ?? "" })

@@ -238,7 +238,6 @@ export class GroupDirectory {
     if (group.members.size === 0) this.groups.delete(group.jid)
   }
 
-  /** Answer a client's `<iq xmlns=w:g2>`: the reply (a result or an error). */
   /** The group an invite code opens (invite info), or 404. */
   byCode(code: string): PeerGroup {
     const group = [...this.groups.values()].find(g => g.inviteCode === code)

@@ -19,6 +19,7 @@ import {
   type SendCommand
 } from "../../Engine.js"
 import { Cache, type CacheService } from "../../../layers/cache/Cache.js"
+import { bestEffort } from "../../bestEffort.js"
 import { phoneNumberPattern } from "../../../domain/Ids.js"
 import { makeStoreAuthState } from "./authState.js"
 import { makeConnectionTranslator } from "./connectionUpdate.js"
@@ -84,6 +85,10 @@ type RawEvent =
 
 const SERVER_ACK = "CB:ack,class:message"
 
+/** `ws` waits up to 30 s for a close handshake on a dead network; a stop must not. */
+const endSocket = (sock: WASocket) =>
+  Effect.promise(() => sock.end(undefined).catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+
 const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, cache: Option.Option<CacheService>) =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
@@ -136,12 +141,12 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
           // A `creds.update` still queued (e.g. the prekey counters after an upload) must not
           // be lost with the queue: Baileys has already applied it to `state.creds`. On a 401
           // the actor wipes the credentials after this, so the wipe still comes last.
-          yield* Effect.ignore(saveCreds())
-          // `ws` waits up to 30 s for a close handshake on a dead network; a stop must not.
-          yield* Effect.promise(() => sock.end(undefined).catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
-          yield* Queue.shutdown(raw)
-          yield* Queue.shutdown(events)
-        })
+          yield* bestEffort("baileys: saving the credentials as the connection closes")(saveCreds())
+        }).pipe(
+          // Whatever became of the save, the socket is ended: one left open stays logged in.
+          Effect.ensuring(endSocket(sock)),
+          Effect.ensuring(Effect.zipRight(Queue.shutdown(raw), Queue.shutdown(events)))
+        )
     )
 
     function onServerAck(node: BinaryNode) {
