@@ -3,10 +3,11 @@ import { Cache, Context, DateTime, Duration, Effect, Layer, Option, Redacted } f
 import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../domain/Settings.js"
 import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../layers/store/ApiKeyRepo.js"
-import type { ApiKey, CreateApiKeyRequest, CreatedApiKey, Role, UpdateApiKeyRequest } from "../domain/ApiKey.js"
+import type { ApiKey, CreatedApiKey, Role } from "../domain/ApiKey.js"
+import type { CreateApiKeyRequest, UpdateApiKeyRequest } from "../domain/ApiKeyRequests.js"
 import { CachedCopies } from "../runtime/CachedCopies.js"
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from "../domain/Errors.js"
-import { uuidv7 } from "../domain/Ids.js"
+import { uuidv7 } from "../domain/uuidv7.js"
 import { type NetworkList, networkList } from "../domain/cidr.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 
