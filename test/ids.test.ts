@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { normaliseChatId, uuidv7 } from "../src/domain/Ids.js"
+import { normaliseChatId } from "../src/domain/Ids.js"
+import { uuidv7 } from "../src/domain/uuidv7.js"
 
 describe("ids", () => {
   it("mints UUID v7s that sort in the order they were made, even within one millisecond", () => {

@@ -5,9 +5,11 @@
  * with `X-API-Key`.
  */
 import {
-  ApiError, type Session, type QrCode, type Me, type MediaKind, type Message, type SendResult,
-  type Webhook, type CreatedWebhook, type WebhookInput, type Delivery, type TestResult,
-  type ApiKey, type CreatedApiKey, type ApiKeyInput, type AuditRecord, type PageOf, type ErrorBody
+  ApiError, type ApiKey, type ApiKeyInput, type AuditRecord, type CreatedApiKey, type CreatedWebhook,
+  type CreateSessionRequest, type Delivery, type ErrorBody, type ListBody, type MediaKind, type Me,
+  type Message, type PageOf, type PairingCode, type PairingCodeRequest, type ProxyView, type QrCode,
+  type SendResult, type SendTextRequest, type Session, type SetProxyRequest, type TestResult,
+  type Webhook, type WebhookInput, type WebhookUpdate
 } from "./model"
 
 export * from "./model"
@@ -160,13 +162,13 @@ export const request = async <T>(method: string, path: string, options: RequestO
 
 /** A whole list (no page/limit sent: `{data: [...]}`). */
 export const listAll = async <T>(path: string, query?: Query): Promise<ReadonlyArray<T>> => {
-  const body = await request<{ data: ReadonlyArray<T> | PageOf<T> }>("GET", path, query === undefined ? {} : { query })
+  const body = await request<ListBody<T>>("GET", path, query === undefined ? {} : { query })
   return Array.isArray(body.data) ? body.data : (body.data as PageOf<T>).items
 }
 
 /** One page (page/limit sent: `{data: {items, pagination}}`). */
 export const listPage = async <T>(path: string, page: number, limit: number, query?: Query): Promise<PageOf<T>> => {
-  const body = await request<{ data: ReadonlyArray<T> | PageOf<T> }>("GET", path, { query: { ...query, page, limit } })
+  const body = await request<ListBody<T>>("GET", path, { query: { ...query, page, limit } })
   if (Array.isArray(body.data)) {
     const items = body.data as ReadonlyArray<T>
     return { items, pagination: { page: 1, limit: items.length, total: items.length, total_pages: 1 } }
@@ -183,23 +185,23 @@ export const api = {
   sessions: {
     list: () => listAll<Session>("/sessions"),
     get: (id: string) => request<Session>("GET", `/sessions/${enc(id)}`),
-    create: (body: { name: string; proxy?: { url: string }; autoStart?: boolean }) =>
+    create: (body: CreateSessionRequest) =>
       request<Session>("POST", "/sessions", { json: body }),
     action: (id: string, action: "start" | "stop" | "restart" | "logout") =>
       request<Session>("POST", `/sessions/${enc(id)}/${action}`),
     remove: (id: string) => request<void>("DELETE", `/sessions/${enc(id)}`),
     qr: (id: string) => request<QrCode>("GET", `/sessions/${enc(id)}/qr`),
     pairingCode: (id: string, phoneNumber: string) =>
-      request<{ code: string }>("POST", `/sessions/${enc(id)}/pairing-code`, { json: { phoneNumber } }),
+      request<PairingCode>("POST", `/sessions/${enc(id)}/pairing-code`, { json: { phoneNumber } satisfies PairingCodeRequest }),
     me: (id: string) => request<Me>("GET", `/sessions/${enc(id)}/me`),
-    getProxy: (id: string) => request<{ url: string } | null>("GET", `/sessions/${enc(id)}/proxy`),
-    setProxy: (id: string, url: string | null) =>
-      request<{ url: string } | null>("PUT", `/sessions/${enc(id)}/proxy`, { json: { url } })
+    getProxy: (id: string) => request<ProxyView | null>("GET", `/sessions/${enc(id)}/proxy`),
+    setProxy: (id: string, url: SetProxyRequest["url"]) =>
+      request<ProxyView | null>("PUT", `/sessions/${enc(id)}/proxy`, { json: { url } satisfies SetProxyRequest })
   },
 
   messages: {
     sendText: (sessionId: string, chatId: string, text: string) =>
-      request<SendResult>("POST", `/sessions/${enc(sessionId)}/messages/send-text`, { json: { chatId, text } }),
+      request<SendResult>("POST", `/sessions/${enc(sessionId)}/messages/send-text`, { json: { chatId, text } satisfies SendTextRequest }),
     sendMedia: (sessionId: string, kind: MediaKind, form: FormData) =>
       request<SendResult>("POST", `/sessions/${enc(sessionId)}/messages/send-${kind}`, { form }),
     get: (sessionId: string, messageId: string) =>
@@ -213,7 +215,7 @@ export const api = {
     listForSession: (sessionId: string) => listAll<Webhook>(`/sessions/${enc(sessionId)}/webhooks`),
     create: (sessionId: string | null, body: WebhookInput) =>
       request<CreatedWebhook>("POST", sessionId === null ? "/webhooks" : `/sessions/${enc(sessionId)}/webhooks`, { json: body }),
-    update: (id: string, body: WebhookInput) => request<Webhook>("PUT", `/webhooks/${enc(id)}`, { json: body }),
+    update: (id: string, body: WebhookUpdate) => request<Webhook>("PUT", `/webhooks/${enc(id)}`, { json: body }),
     remove: (id: string) => request<void>("DELETE", `/webhooks/${enc(id)}`),
     test: (id: string) => request<TestResult>("POST", `/webhooks/${enc(id)}/test`),
     deliveries: (id: string, page: number, limit: number) => listPage<Delivery>(`/webhooks/${enc(id)}/deliveries`, page, limit),

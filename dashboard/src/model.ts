@@ -1,232 +1,91 @@
-/** The shapes the REST API sends and takes (src/http/Api.ts, served as OpenAPI at /api/docs), and its refusals as `ApiError`. */
+/**
+ * The shapes the REST API sends and takes (src/http/Api.ts, served as OpenAPI at /api/docs), taken from the server's own schemas on
+ * their wire side (`Encoded`: the JSON), and its refusals as `ApiError`. A field the server
+ * renames or retypes fails the dashboard's type check rather than the page.
+ *
+ * Imports of the server are type-only: none of its code (nor effect) reaches the browser. Only
+ * domain modules free of Node imports can be named here: this type check has no Node types.
+ */
+import type * as ApiKeys from "../../src/domain/ApiKey"
+import type * as Audit from "../../src/domain/Audit"
+import type * as Errors from "../../src/domain/Errors"
+import type * as Events from "../../src/domain/Events"
+import type * as Messages from "../../src/domain/Message"
+import type * as Pages from "../../src/domain/Pagination"
+import type * as Sessions from "../../src/domain/Session"
+import type * as Webhooks from "../../src/domain/Webhook"
 
-export type SessionStatus =
-  | "created"
-  | "initializing"
-  | "qr_ready"
-  | "authenticating"
-  | "ready"
-  | "disconnected"
-  | "stopped"
-  | "logged_out"
-  | "failed"
+export type SessionStatus = typeof Sessions.SessionStatus.Encoded
+export type Session = typeof Sessions.Session.Encoded
+export type CreateSessionRequest = typeof Sessions.CreateSessionRequest.Encoded
+export type QrCode = typeof Sessions.QrCode.Encoded
+export type PairingCodeRequest = typeof Sessions.PairingCodeRequest.Encoded
+export type PairingCode = typeof Sessions.PairingCode.Encoded
+export type Me = typeof Sessions.Me.Encoded
+export type ProxyView = typeof Sessions.ProxyView.Encoded
+export type SetProxyRequest = typeof Sessions.SetProxyRequest.Encoded
 
-export const sessionStatuses: ReadonlyArray<SessionStatus> = [
-  "created",
-  "initializing",
-  "qr_ready",
-  "authenticating",
-  "ready",
-  "disconnected",
-  "stopped",
-  "logged_out",
-  "failed"
-]
-
-export interface Session {
-  readonly id: string
-  readonly name: string
-  readonly status: SessionStatus
-  readonly engine: string
-  readonly phone: string | null
-  readonly pushName: string | null
-  readonly proxy: { readonly url: string } | null
-  readonly lastError: { readonly code: string; readonly message: string; readonly at: string } | null
-  readonly createdAt: string
-  readonly updatedAt: string
+// Keyed by the server's type: a status it adds or renames fails the type check here.
+const statusesInOrder: Record<SessionStatus, true> = {
+  created: true, initializing: true, qr_ready: true, authenticating: true, ready: true,
+  disconnected: true, stopped: true, logged_out: true, failed: true
 }
 
-export interface QrCode {
-  readonly qr: string
-  readonly image: string
-  readonly expiresAt: string
-}
+/** Every status, in the server's order. */
+export const sessionStatuses = Object.keys(statusesInOrder) as ReadonlyArray<SessionStatus>
 
-export interface Me {
-  readonly id: string
-  readonly phone: string
-  readonly lid: string | null
-  readonly pushName: string | null
-}
+export type MediaKind = typeof Messages.MediaKind.Encoded
+export type Message = typeof Messages.Message.Encoded
+export type SendTextRequest = typeof Messages.SendTextRequest.Encoded
+export type SendResult = typeof Messages.SendResult.Encoded
 
-export type MessageStatus = "pending" | "sent" | "delivered" | "read" | "played" | "failed"
-export type MediaKind = "image" | "video" | "audio" | "document"
+export type Webhook = typeof Webhooks.Webhook.Encoded
+export type CreatedWebhook = typeof Webhooks.CreatedWebhook.Encoded
+export type WebhookInput = typeof Webhooks.CreateWebhookRequest.Encoded
+export type WebhookUpdate = typeof Webhooks.UpdateWebhookRequest.Encoded
+export type Delivery = typeof Webhooks.Delivery.Encoded
+export type TestResult = typeof Webhooks.TestResult.Encoded
 
-export interface Message {
-  readonly id: string
-  readonly sessionId: string
-  readonly chatId: string
-  readonly from: string
-  readonly to: string
-  readonly fromMe: boolean
-  readonly type: string
-  readonly text: string | null
-  readonly caption: string | null
-  readonly media: { readonly mimetype: string; readonly filename: string | null; readonly size: number | null; readonly ptt: boolean } | null
-  readonly status: MessageStatus
-  readonly ack: number
-  readonly error: { readonly code: string; readonly message: string } | null
-  readonly timestamp: string
-  readonly quotedMessageId: string | null
-  readonly batchId: string | null
-  readonly reactions: ReadonlyArray<{ readonly emoji: string; readonly from: string; readonly at: string }>
-  readonly statusHistory: ReadonlyArray<{ readonly status: MessageStatus; readonly at: string }>
-}
+export type Role = typeof ApiKeys.Role.Encoded
+export type ApiKey = typeof ApiKeys.ApiKey.Encoded
+export type CreatedApiKey = typeof ApiKeys.CreatedApiKey.Encoded
 
-export interface SendResult {
-  readonly messageId: string
-  readonly chatId: string
-  readonly status: MessageStatus
-  readonly timestamp: string
-}
+/**
+ * The body of creating a key, in the listed key's fields: its own schema (ApiKeyRequests.ts)
+ * checks networks with node:net, so this type check cannot read it.
+ */
+export type ApiKeyInput = Pick<ApiKey, "name" | "role"> & Partial<Pick<ApiKey, "allowedSessions" | "allowedIps" | "expiresAt">>
 
-export interface Webhook {
-  readonly id: string
-  readonly sessionId: string | null
-  readonly url: string
-  readonly events: ReadonlyArray<string>
-  readonly enabled: boolean
-  readonly headers: Readonly<Record<string, string>>
-  readonly maxAttempts: number
-  readonly disabledReason: string | null
-  readonly createdAt: string
-  readonly updatedAt: string
-}
-
-export interface CreatedWebhook extends Webhook {
-  readonly secret: string
-}
-
-export interface WebhookInput {
-  readonly url?: string
-  readonly events?: ReadonlyArray<string>
-  readonly headers?: Readonly<Record<string, string>>
-  readonly enabled?: boolean
-  readonly maxAttempts?: number
-}
-
-export interface DeliveryAttempt {
-  readonly attempt: number
-  readonly at: string
-  readonly statusCode: number | null
-  readonly error: string | null
-  readonly durationMs: number
-}
-
-export interface Delivery {
-  readonly id: string
-  readonly webhookId: string
-  readonly eventId: string
-  readonly event: string
-  readonly status: "pending" | "delivered" | "failed"
-  readonly attempts: number
-  readonly nextAttemptAt: string | null
-  readonly lastStatusCode: number | null
-  readonly lastError: string | null
-  readonly createdAt: string
-  readonly updatedAt: string
-  readonly attemptLog: ReadonlyArray<DeliveryAttempt>
-}
-
-export interface TestResult {
-  readonly deliveryId: string
-  readonly delivered: boolean
-  readonly statusCode: number | null
-  readonly error: string | null
-  readonly durationMs: number
-}
-
-export type Role = "admin" | "operator" | "viewer"
-
-export interface ApiKey {
-  readonly id: string
-  readonly name: string
-  readonly role: Role
-  readonly status: "active" | "expired" | "revoked"
-  readonly prefix: string | null
-  readonly allowedSessions: ReadonlyArray<string> | null
-  readonly allowedIps: ReadonlyArray<string> | null
-  readonly rateLimitPerMinute: number | null
-  readonly expiresAt: string | null
-  readonly lastUsedAt: string | null
-  readonly revokedAt: string | null
-  readonly createdAt: string
-  readonly updatedAt: string
-}
-
-export interface CreatedApiKey extends ApiKey {
-  readonly key: string
-}
-
-export interface ApiKeyInput {
-  readonly name: string
-  readonly role: Role
-  readonly allowedSessions?: ReadonlyArray<string> | null
-  readonly allowedIps?: ReadonlyArray<string> | null
-  readonly expiresAt?: string | null
-}
-
-export interface AuditRecord {
-  readonly id: string
-  readonly at: string
-  readonly requestId: string
-  readonly keyId: string | null
-  readonly keyName: string | null
-  readonly clientIp: string
-  readonly method: string
-  readonly action: string
-  readonly target: string
-  readonly sessionId: string | null
-  readonly outcome: "success" | "denied" | "failure"
-  readonly status: number
-  readonly code: string | null
-}
+export type AuditRecord = typeof Audit.AuditRecord.Encoded
 
 /** The envelope of every event (webhook body, SSE `data:`). */
-export interface DomainEvent {
-  readonly id: string
-  readonly event: string
-  readonly sessionId: string
-  readonly timestamp: string
-  readonly data: unknown
+export type DomainEvent = typeof Events.DomainEvent.Encoded
+export type EventKind = typeof Events.EventKind.Encoded
+
+/** The kinds a webhook can be set to listen to: all but the test event, which goes only where asked. */
+type SubscribableKind = Exclude<EventKind, "webhook.test">
+
+// Keyed by the server's type: a kind it adds or renames fails the type check here.
+const kindsInOrder: Record<SubscribableKind, true> = {
+  "session.status": true, "session.qr": true,
+  "message.received": true, "message.sent": true, "message.ack": true, "message.failed": true,
+  "message.reaction": true, "message.revoked": true,
+  "group.join": true, "group.leave": true, "group.update": true, "group.participants": true,
+  "label.update": true
 }
 
-export const eventKinds: ReadonlyArray<string> = [
-  "session.status",
-  "session.qr",
-  "message.received",
-  "message.sent",
-  "message.ack",
-  "message.failed",
-  "message.reaction",
-  "message.revoked",
-  "group.join",
-  "group.leave",
-  "group.update",
-  "group.participants",
-  "label.update"
-]
+export const eventKinds = Object.keys(kindsInOrder) as ReadonlyArray<SubscribableKind>
 
-export interface Pagination {
-  readonly page: number
-  readonly limit: number
-  readonly total: number
-  readonly total_pages: number
-}
+export type Pagination = Pages.PaginationMeta
 
-export interface PageOf<T> {
-  readonly items: ReadonlyArray<T>
-  readonly pagination: Pagination
-}
+/** A list answer's body: `{data: [...]}` without page/limit, `{data: {items, pagination}}` with them. */
+export type ListBody<T> = Pages.ListBody<T>
+
+/** One page of a list. */
+export type PageOf<T> = Exclude<ListBody<T>["data"], ReadonlyArray<T>>
 
 /** The API's error body: `{statusCode, error, code, message, details?}`. */
-export interface ErrorBody {
-  readonly statusCode: number
-  readonly error: string
-  readonly code: string
-  readonly message: string
-  readonly details?: unknown
-}
+export type ErrorBody = typeof Errors.ErrorBody.Encoded
 
 /** A refusal of the API (or no answer at all: `statusCode` 0, code `NETWORK_ERROR`). */
 export class ApiError extends Error {

@@ -1,5 +1,4 @@
 import { Schema } from "effect"
-import { uuidv7 } from "./Ids.js"
 
 /** The event kinds of the catalog: what webhooks and `/api/events` deliver. */
 export const EventKind = Schema.Literal(
@@ -30,11 +29,3 @@ export const DomainEvent = Schema.Struct({
   data: Schema.Unknown
 })
 export type DomainEvent = typeof DomainEvent.Type
-
-export const makeEvent = (event: EventKind, sessionId: string, data: unknown, at = new Date()): DomainEvent => ({
-  id: uuidv7(at.getTime()),
-  event,
-  sessionId,
-  timestamp: at.toISOString(),
-  data
-})

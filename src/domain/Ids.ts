@@ -1,32 +1,4 @@
-import { randomBytes } from "node:crypto"
 import { ParseResult, Schema } from "effect"
-
-// The last millisecond used and the counter within it: ids minted in the same millisecond
-// must still sort in the order they were made (lists order by id after time). Per process,
-// like the clock it extends.
-let lastMillis = 0
-let counter = 0
-
-/**
- * A UUID v7 (RFC 9562): time-ordered, and monotonic within the process: the 12-bit `rand_a`
- * field counts up within a millisecond (§6.2, method 1), so ids sort by creation.
- */
-export const uuidv7 = (now: number = Date.now()): string => {
-  if (now > lastMillis) {
-    lastMillis = now
-    counter = randomBytes(2).readUInt16BE(0) & 0x07ff // start low enough to leave room to count
-  } else if (++counter > 0x0fff) {
-    lastMillis += 1 // a full millisecond's worth: borrow the next one rather than repeat
-    counter = 0
-  }
-  const bytes = randomBytes(16)
-  bytes.writeUIntBE(lastMillis, 0, 6)
-  bytes[6] = 0x70 | (counter >> 8)
-  bytes[7] = counter & 0xff
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80
-  const hex = bytes.toString("hex")
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-}
 
 export const SessionId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64), Schema.brand("SessionId"))
 export type SessionId = typeof SessionId.Type

@@ -2,7 +2,7 @@ import type { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Audit } from "../services/Audit.js"
 import { type AuditRecord } from "../domain/Audit.js"
-import { uuidv7 } from "../domain/Ids.js"
+import { uuidv7 } from "../domain/uuidv7.js"
 import { CurrentRequest, type RequestInfo } from "./RequestInfo.js"
 
 const reads = new Set(["GET", "HEAD", "OPTIONS"])

@@ -2,7 +2,7 @@ import { Headers, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect
 import { Context, Effect, Option } from "effect"
 import { isIP } from "node:net"
 import type { Principal } from "../services/ApiKeys.js"
-import { uuidv7 } from "../domain/Ids.js"
+import { uuidv7 } from "../domain/uuidv7.js"
 import { type NetworkList, normalizeAddress } from "../domain/cidr.js"
 import { matchRoute, type RouteInfo } from "./routes.js"
 

@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ApiKey, CreateApiKeyRequest, CreatedApiKey, UpdateApiKeyRequest } from "../domain/ApiKey.js"
+import { ApiKey, CreatedApiKey } from "../domain/ApiKey.js"
+import { CreateApiKeyRequest, UpdateApiKeyRequest } from "../domain/ApiKeyRequests.js"
 import { AuditOutcome, AuditRecord } from "../domain/Audit.js"
 import { Authentication } from "./Authentication.js"
 import { ListBody, PageParams } from "./Pagination.js"

@@ -3,7 +3,7 @@ import { ContactRepo } from "../layers/store/ContactRepo.js"
 import { GroupRepo } from "../layers/store/GroupRepo.js"
 import { LabelRepo } from "../layers/store/LabelRepo.js"
 import { Events } from "./Events.js"
-import { makeEvent } from "../domain/Events.js"
+import { makeEvent } from "../domain/makeEvent.js"
 import type { ContactSeen, GroupChange, LabelChange } from "./EngineDirectory.js"
 
 /**

@@ -21,8 +21,8 @@ import {
   type ValidationFailed
 } from "../domain/Errors.js"
 import { Events } from "../runtime/Events.js"
-import { makeEvent } from "../domain/Events.js"
-import { uuidv7 } from "../domain/Ids.js"
+import { makeEvent } from "../domain/makeEvent.js"
+import { uuidv7 } from "../domain/uuidv7.js"
 import { MediaIntake } from "./MediaIntake.js"
 import type {
   Batch,

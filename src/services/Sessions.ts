@@ -6,7 +6,7 @@ import { Engine } from "../runtime/Engine.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { Conflict, type EngineCallError, type EngineTimeout, type NotFound } from "../domain/Errors.js"
-import { uuidv7 } from "../domain/Ids.js"
+import { uuidv7 } from "../domain/uuidv7.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 import {
   type CreateSessionRequest,

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks"
-import { eventKinds, type Session, type Webhook, type WebhookInput } from "../api"
+import { type EventKind, eventKinds, type Session, type Webhook, type WebhookInput } from "../api"
 import { Field } from "../ui"
 
 interface HeaderRow {
@@ -46,7 +46,8 @@ export const WebhookForm = ({
     const named = headers.filter((header) => header.name.trim() !== "")
     const input: WebhookInput = {
       url: url.trim(),
-      events: allEvents ? ["*"] : events,
+      // Kinds the server named: the picker's options, or the webhook as the server listed it.
+      events: allEvents ? ["*"] : (events as ReadonlyArray<EventKind>),
       enabled,
       ...(maxAttempts.trim() === "" ? {} : { maxAttempts: Number(maxAttempts) }),
       ...(replaceHeaders && (initial !== null || named.length > 0)

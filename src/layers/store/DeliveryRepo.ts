@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Array as Arr, Effect, Option } from "effect"
-import { uuidv7 } from "../../domain/Ids.js"
+import { uuidv7 } from "../../domain/uuidv7.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../domain/Webhook.js"
 import { listByRootIds } from "./paging.js"
