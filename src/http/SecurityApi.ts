@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { ApiKey, CreateApiKeyRequest, CreatedApiKey, UpdateApiKeyRequest } from "../domain/ApiKey.js"
 import { AuditOutcome, AuditRecord } from "../domain/Audit.js"
 import { Authentication } from "./Authentication.js"
+import { RequiredRole } from "./Endpoints.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
 /** API keys and the audit log ("Keys, security, operations" in API.md); admin keys only. */
@@ -21,6 +22,7 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(HttpApiEndpoint.put("update", "/auth/api-keys/:keyId").setPath(keyPath).setPayload(UpdateApiKeyRequest).addSuccess(ApiKey))
   .add(HttpApiEndpoint.post("revoke", "/auth/api-keys/:keyId/revoke").setPath(keyPath).addSuccess(ApiKey))
   .add(HttpApiEndpoint.del("remove", "/auth/api-keys/:keyId").setPath(keyPath).addSuccess(HttpApiSchema.NoContent))
+  .annotateEndpoints(RequiredRole, "admin")
   .annotate(OpenApi.Description, "API keys with roles (viewer, operator, admin), session and address limits. Admin only.")
   .middleware(Authentication)
 {}
@@ -40,5 +42,6 @@ export class AuditGroup extends HttpApiGroup.make("audit")
       .addSuccess(ListBody(AuditRecord))
       .annotate(OpenApi.Description, "Every change and every refused request, newest first. Admin only.")
   )
+  .annotateEndpoints(RequiredRole, "admin")
   .middleware(Authentication)
 {}
