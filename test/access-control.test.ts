@@ -1,6 +1,5 @@
 import { Duration, Option } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
-import { requiredRole } from "../src/http/AccessPolicy.js"
 import { authenticatedRoutes, concretePath, describeRoute, probe } from "./support/accessControl.js"
 import { readySession, TEST_KEY, useGateway } from "./support/gateway.js"
 
@@ -68,7 +67,7 @@ describe("access control on every route", () => {
     },
     {
       name: "viewer on a write",
-      applies: (route) => requiredRole(route.method, route.path) !== "viewer",
+      applies: (route) => route.requiredRole !== "viewer",
       headers: () => ({ "x-api-key": keys.viewer }),
       sessionId: () => inScope,
       expected: [403, "FORBIDDEN"]
@@ -82,7 +81,7 @@ describe("access control on every route", () => {
     },
     {
       name: "operator on an admin route",
-      applies: (route) => requiredRole(route.method, route.path) === "admin",
+      applies: (route) => route.requiredRole === "admin",
       headers: () => ({ "x-api-key": keys.scopedOperator }),
       sessionId: () => inScope,
       expected: [403, "FORBIDDEN"]

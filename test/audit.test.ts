@@ -93,6 +93,25 @@ describe("the audit log", () => {
   })
 })
 
+describe("the audit log's view of routes", () => {
+  const gateway = useGateway()
+  const audit = async () => (await gateway().call("GET", "/api/audit")).body.data as Array<AuditEntry>
+
+  it("names the action and session of the endpoint the router matched, on a route with two parameters", async () => {
+    const sessionId = (await gateway().call("POST", "/api/sessions", { body: { name: "batches" } })).body.id as string
+    // a batch id that reads like the route's own words: the parameters are the router's, not a guess
+    const cancelled = await gateway().call("POST", `/api/sessions/${sessionId}/messages/batch/cancel/cancel`)
+    expect(cancelled.body.code).toBe("BATCH_NOT_FOUND")
+    expect((await audit()).find((entry) => entry.requestId === cancelled.headers.get("x-request-id"))).toMatchObject({
+      action: "messages.cancelBatch",
+      sessionId,
+      target: `/api/sessions/${sessionId}/messages/batch/cancel/cancel`,
+      outcome: "failure",
+      status: 404
+    })
+  })
+})
+
 describe("audit retention", () => {
   it("drops records older than AUDIT_RETENTION_DAYS when the gateway starts, and keeps the rest", async () => {
     const dataDir = tempDir()

@@ -1,7 +1,8 @@
 import fc from "fast-check"
 import { Effect, Exit, Logger, LogLevel, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { allRoutes, type RouteInfo } from "../src/http/routes.js"
+import { SwitchboardApi } from "../src/http/Api.js"
+import { type Endpoint, endpointsOf } from "../src/http/Endpoints.js"
 import { readySession, startGateway, TEST_KEY, type TestGateway } from "./support/gateway.js"
 import { base64, png } from "./support/mediaSamples.js"
 import { type RawAnswer, type RawRequest, rawRequest } from "./support/rawHttp.js"
@@ -96,7 +97,7 @@ const multipart = fc.record({
   }), { maxLength: 20 }),
   truncated: fc.boolean()
 })
-const body = (route: RouteInfo): fc.Arbitrary<BodySpec> =>
+const body = (route: Endpoint): fc.Arbitrary<BodySpec> =>
   fc.oneof(
     fc.constant({ kind: "none" as const }),
     fc.record({ kind: fc.constant("json" as const), value: route.name.startsWith("send") && route.name !== "sendText" ? mediaJson : fieldy }),
@@ -174,7 +175,7 @@ const contentType = fc.oneof(
 )
 
 interface Spec {
-  readonly route: RouteInfo
+  readonly route: Endpoint
   readonly method: string
   readonly params: Record<string, { readonly known: true } | { readonly encoded: string } | { readonly raw: string }>
   readonly query: ReadonlyArray<readonly [string, string]>
@@ -185,7 +186,7 @@ interface Spec {
   readonly chunked: boolean
 }
 
-const spec = (route: RouteInfo): fc.Arbitrary<Spec> =>
+const spec = (route: Endpoint): fc.Arbitrary<Spec> =>
   fc.record({
     route: fc.constant(route),
     method: fc.oneof({ weight: 9, arbitrary: fc.constant(route.method) }, fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")),
@@ -281,7 +282,7 @@ describe("hostile input, on every endpoint", () => {
       { kind: "huge", bytes: BODY_MAX + 1, char: "x", field: "text" },
       { kind: "multipart", boundary: "XyZ", parts: [{ name: "file", filename: "../x.png", type: "image/png", data: "\u0000junk" }], truncated: true }
     ]
-    for (const route of allRoutes()) {
+    for (const route of endpointsOf(SwitchboardApi)) {
       for (const [index, body] of garbage.entries()) {
         const request = toRequest({
           route,
@@ -300,7 +301,7 @@ describe("hostile input, on every endpoint", () => {
 
   it("answers anything on any endpoint below 500, in the error shape", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...allRoutes()).chain(spec), async (spec) => {
+      fc.asyncProperty(fc.constantFrom(...endpointsOf(SwitchboardApi)).chain(spec), async (spec) => {
         const request = toRequest(spec)
         await check(gateway.baseUrl, request)
       }),

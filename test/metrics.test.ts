@@ -187,6 +187,21 @@ describe("GET /api/metrics", () => {
       expect(routes.some((label) => label.includes(sessionId) || label.includes("no-such-session-42") || label.includes("no/such"))).toBe(false)
     }))
 
+  it.scopedLive("labels a request with the endpoint that answered it where a static segment and a parameter compete", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway()
+      const sessionId = (yield* call(gateway, "POST", "/api/sessions", { name: "siblings" })).body.id as string
+      // `batch/media` fits both messages/batch/:batchId and messages/:messageId/media; the router
+      // takes the static `batch`, and the label must name the endpoint that actually answered.
+      expect((yield* call(gateway, "GET", `/api/sessions/${sessionId}/messages/batch/media`)).body.code).toBe("BATCH_NOT_FOUND")
+      expect((yield* call(gateway, "GET", `/api/sessions/${sessionId}/messages/batch-of-none/media`)).body.code).toBe("MESSAGE_NOT_FOUND")
+
+      const samples = yield* scrape(gateway)
+      const requests = (route: string) => valueOf(samples, "switchboard_http_requests_total", { method: "GET", route, status: "404" })
+      expect(requests("/api/sessions/:sessionId/messages/batch/:batchId")).toBe(1)
+      expect(requests("/api/sessions/:sessionId/messages/:messageId/media")).toBe(1)
+    }))
+
   it.scopedLive("shows the mailbox depth of each running session, and drops a stopped one", () =>
     Effect.gen(function*() {
       const gateway = yield* startGateway()

@@ -2,7 +2,7 @@ import { ConfigProvider, Duration, Effect, Exit, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import { settingsConfig } from "../src/app/Config.js"
 import { type SecuritySettings } from "../src/domain/Settings.js"
-import { clientAddress } from "../src/http/RequestInfo.js"
+import { clientAddress } from "../src/http/RequestTracking.js"
 import { cidrProblem, networkList } from "../src/domain/cidr.js"
 import { useGateway } from "./support/gateway.js"
 

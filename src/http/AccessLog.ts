@@ -1,7 +1,8 @@
-import { HttpServerError } from "@effect/platform"
+import { HttpServerError, HttpServerRequest } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
-import { Effect, Exit } from "effect"
-import { CurrentRequest } from "./RequestInfo.js"
+import { Effect, Exit, FiberRef, Option } from "effect"
+import { matchedEndpoint } from "./Endpoints.js"
+import { authenticatedCaller, CurrentRequest } from "./RequestTracking.js"
 
 /** Probes call every few seconds; a line each would drown the rest. */
 const quiet = (pathname: string) => pathname.startsWith("/api/health")
@@ -15,21 +16,24 @@ const quiet = (pathname: string) => pathname.startsWith("/api/health")
  */
 export const logRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest> =>
   Effect.gen(function*() {
-    const info = yield* CurrentRequest
-    if (quiet(info.pathname)) return yield* app
+    const { method } = yield* HttpServerRequest.HttpServerRequest
+    const { clientIp, pathname, startedAt } = yield* CurrentRequest
+    if (quiet(pathname)) return yield* app
     return yield* Effect.onExit(app, (exit) =>
       Effect.gen(function*() {
         const status = Exit.isSuccess(exit) ? exit.value.status : (yield* HttpServerError.causeResponse(exit.cause))[0].status
         const line = status >= 500 ? Effect.logWarning("request") : Effect.logInfo("request")
+        // what the router matched and whom authentication let in are known only now
+        const matched = yield* FiberRef.get(matchedEndpoint)
+        const caller = yield* FiberRef.get(authenticatedCaller)
         yield* line.pipe(Effect.annotateLogs({
-          method: info.method,
-          route: info.route?.path ?? null,
-          path: info.pathname.length > 256 ? `${info.pathname.slice(0, 256)}…` : info.pathname,
+          method,
+          route: Option.getOrNull(Option.map(matched, ({ endpoint }) => endpoint.path)),
+          path: pathname.length > 256 ? `${pathname.slice(0, 256)}…` : pathname,
           status,
-          durationMs: Date.now() - info.startedAt,
-          clientIp: info.clientIp,
-          // filled in by the authentication step, so read only now
-          keyId: info.principal?.keyId ?? null
+          durationMs: Date.now() - startedAt,
+          clientIp,
+          keyId: Option.getOrNull(Option.map(caller, (principal) => principal.keyId))
         }))
       }))
   })

@@ -1,33 +1,23 @@
 import { Effect, Option } from "effect"
-import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { type Role, roleCovers } from "../domain/ApiKey.js"
 import type { Principal } from "../services/ApiKeys.js"
+import { Sessions } from "../services/Sessions.js"
 import { Forbidden } from "../domain/Errors.js"
 
 /**
- * Who may call what, for every route, in one place. A route's role follows from its path and
- * method: reads are for viewers, changes for operators, key management, the audit log and the
- * metrics for admins. A route with a `:sessionId` is also limited to the key's sessions.
- * Routes that reach several sessions at once check the key's sessions in their handlers
- * (`requireEverySession`, `sessionAllowed`).
+ * Who may call what. Each endpoint declares the role it needs beside its declaration in the
+ * contract (`RequiredRole`): reads are for viewers, changes for operators, key management, the
+ * audit log and the metrics for admins. A route with a `:sessionId` is also limited to the
+ * key's sessions. Routes that reach several sessions at once check the key's sessions in their
+ * handlers (`requireEverySession`, `sessionAllowed`).
  */
-
-const adminOnly = (path: string) => path.startsWith("/api/auth/") || path === "/api/audit" || path === "/api/metrics"
-
-/** Reads that still change who controls an account: the QR links a phone to the gateway. */
-const operatorReads = new Set(["/api/sessions/:sessionId/qr"])
-
-export const requiredRole = (method: string, path: string): Role =>
-  adminOnly(path) ? "admin" : method === "GET" && !operatorReads.has(path) ? "viewer" : "operator"
 
 export const forbidden = (message: string) => new Forbidden({ code: "FORBIDDEN", message })
 
-export const checkRole = (principal: Principal, method: string, path: string) => {
-  const required = requiredRole(method, path)
-  return roleCovers(principal.role, required)
+export const checkRole = (principal: Principal, required: Role) =>
+  roleCovers(principal.role, required)
     ? Effect.void
     : Effect.fail(forbidden(`this key's role (${principal.role}) may not do this; it needs ${required}`))
-}
 
 /**
  * Whether the key may use the session: its `allowedSessions` name the session's id or its name.
@@ -37,7 +27,10 @@ export const sessionAllowed = (principal: Principal, sessionId: string) =>
   Effect.gen(function*() {
     const allowed = principal.allowedSessions
     if (allowed === null || allowed.includes(sessionId)) return true
-    const session = yield* (yield* SessionRepo).findById(sessionId)
+    const session = yield* (yield* Sessions).get(sessionId).pipe(
+      Effect.map(Option.some),
+      Effect.catchTag("NotFound", () => Effect.succeedNone)
+    )
     return Option.isSome(session) && allowed.includes(session.value.name)
   })
 

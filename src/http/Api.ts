@@ -29,6 +29,7 @@ import {
   SetProxyRequest
 } from "../domain/Session.js"
 import { Authentication } from "./Authentication.js"
+import { RequiredRole } from "./Endpoints.js"
 import { ChannelsGroup, ContactsGroup, GroupsGroup, LabelsGroup } from "./DirectoryApi.js"
 import { SendMediaPayload } from "./mediaRequest.js"
 import { MetricsGroup } from "./MetricsApi.js"
@@ -62,35 +63,35 @@ export class HealthGroup extends HttpApiGroup.make("health")
 const PngImage = Schema.Uint8ArrayFromSelf.pipe(HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "image/png" }))
 
 export class SessionsGroup extends HttpApiGroup.make("sessions")
-  .add(HttpApiEndpoint.post("create", "/sessions").setPayload(CreateSessionRequest).addSuccess(Session, { status: 201 }))
+  .add(HttpApiEndpoint.post("create", "/sessions").annotate(RequiredRole, "operator").setPayload(CreateSessionRequest).addSuccess(Session, { status: 201 }))
   .add(
-    HttpApiEndpoint.get("list", "/sessions")
+    HttpApiEndpoint.get("list", "/sessions").annotate(RequiredRole, "viewer")
       .setUrlParams(Schema.Struct({ ...PageParams, status: Schema.optional(SessionStatus) }))
       .addSuccess(ListBody(Session))
   )
-  .add(HttpApiEndpoint.get("get", "/sessions/:sessionId").setPath(sessionPath).addSuccess(Session))
-  .add(HttpApiEndpoint.del("remove", "/sessions/:sessionId").setPath(sessionPath).addSuccess(HttpApiSchema.NoContent))
-  .add(HttpApiEndpoint.post("start", "/sessions/:sessionId/start").setPath(sessionPath).addSuccess(Session))
-  .add(HttpApiEndpoint.post("stop", "/sessions/:sessionId/stop").setPath(sessionPath).addSuccess(Session))
-  .add(HttpApiEndpoint.post("restart", "/sessions/:sessionId/restart").setPath(sessionPath).addSuccess(Session))
-  .add(HttpApiEndpoint.post("logout", "/sessions/:sessionId/logout").setPath(sessionPath).addSuccess(Session))
+  .add(HttpApiEndpoint.get("get", "/sessions/:sessionId").annotate(RequiredRole, "viewer").setPath(sessionPath).addSuccess(Session))
+  .add(HttpApiEndpoint.del("remove", "/sessions/:sessionId").annotate(RequiredRole, "operator").setPath(sessionPath).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.post("start", "/sessions/:sessionId/start").annotate(RequiredRole, "operator").setPath(sessionPath).addSuccess(Session))
+  .add(HttpApiEndpoint.post("stop", "/sessions/:sessionId/stop").annotate(RequiredRole, "operator").setPath(sessionPath).addSuccess(Session))
+  .add(HttpApiEndpoint.post("restart", "/sessions/:sessionId/restart").annotate(RequiredRole, "operator").setPath(sessionPath).addSuccess(Session))
+  .add(HttpApiEndpoint.post("logout", "/sessions/:sessionId/logout").annotate(RequiredRole, "operator").setPath(sessionPath).addSuccess(Session))
   .add(
-    HttpApiEndpoint.get("qr", "/sessions/:sessionId/qr")
+    HttpApiEndpoint.get("qr", "/sessions/:sessionId/qr").annotate(RequiredRole, "operator")
       .setPath(sessionPath)
       .setUrlParams(Schema.Struct({ format: Schema.optional(Schema.Literal("json", "png")) }))
       .addSuccess(QrCode)
       .addSuccess(PngImage)
   )
   .add(
-    HttpApiEndpoint.post("pairingCode", "/sessions/:sessionId/pairing-code")
+    HttpApiEndpoint.post("pairingCode", "/sessions/:sessionId/pairing-code").annotate(RequiredRole, "operator")
       .setPath(sessionPath)
       .setPayload(PairingCodeRequest)
       .addSuccess(PairingCode)
   )
-  .add(HttpApiEndpoint.get("me", "/sessions/:sessionId/me").setPath(sessionPath).addSuccess(Me))
-  .add(HttpApiEndpoint.get("getProxy", "/sessions/:sessionId/proxy").setPath(sessionPath).addSuccess(Schema.NullOr(ProxyView)))
+  .add(HttpApiEndpoint.get("me", "/sessions/:sessionId/me").annotate(RequiredRole, "viewer").setPath(sessionPath).addSuccess(Me))
+  .add(HttpApiEndpoint.get("getProxy", "/sessions/:sessionId/proxy").annotate(RequiredRole, "viewer").setPath(sessionPath).addSuccess(Schema.NullOr(ProxyView)))
   .add(
-    HttpApiEndpoint.put("setProxy", "/sessions/:sessionId/proxy")
+    HttpApiEndpoint.put("setProxy", "/sessions/:sessionId/proxy").annotate(RequiredRole, "operator")
       .setPath(sessionPath)
       .setPayload(SetProxyRequest)
       .addSuccess(Schema.NullOr(ProxyView))
@@ -100,7 +101,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
 
 /** The four media sends share one shape: JSON (url or base64) or multipart, 201 when stored and queued. */
 const mediaSend = <const Name extends string>(name: Name, path: `/sessions/:sessionId/messages/send-${string}`, what: string) =>
-  HttpApiEndpoint.post(name, path)
+  HttpApiEndpoint.post(name, path).annotate(RequiredRole, "operator")
     .setPath(sessionPath)
     .setPayload(SendMediaPayload)
     .addSuccess(SendResult, { status: 201 })
@@ -115,7 +116,7 @@ const AnyBytes = Schema.Uint8ArrayFromSelf.pipe(
 
 export class MessagesGroup extends HttpApiGroup.make("messages")
   .add(
-    HttpApiEndpoint.post("sendText", "/sessions/:sessionId/messages/send-text")
+    HttpApiEndpoint.post("sendText", "/sessions/:sessionId/messages/send-text").annotate(RequiredRole, "operator")
       .setPath(sessionPath)
       .setPayload(SendTextRequest)
       .addSuccess(SendResult, { status: 201 })
@@ -125,13 +126,13 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
   .add(mediaSend("sendAudio", "/sessions/:sessionId/messages/send-audio", "an audio, or a voice note with ptt"))
   .add(mediaSend("sendDocument", "/sessions/:sessionId/messages/send-document", "a document of any type"))
   .add(
-    HttpApiEndpoint.post("react", "/sessions/:sessionId/messages/react")
+    HttpApiEndpoint.post("react", "/sessions/:sessionId/messages/react").annotate(RequiredRole, "operator")
       .setPath(sessionPath)
       .setPayload(ReactRequest)
       .addSuccess(ReactResult)
   )
   .add(
-    HttpApiEndpoint.post("sendBulk", "/sessions/:sessionId/messages/send-bulk")
+    HttpApiEndpoint.post("sendBulk", "/sessions/:sessionId/messages/send-bulk").annotate(RequiredRole, "operator")
       .setPath(sessionPath)
       .setPayload(SendBulkRequest)
       .addSuccess(BatchAccepted, { status: 202 })
@@ -139,18 +140,18 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .addError(wireError(UnsupportedMediaType))
       .addError(wireError(ServiceUnavailable))
   )
-  .add(HttpApiEndpoint.get("getBatch", "/sessions/:sessionId/messages/batch/:batchId").setPath(batchPath).addSuccess(Batch))
+  .add(HttpApiEndpoint.get("getBatch", "/sessions/:sessionId/messages/batch/:batchId").annotate(RequiredRole, "viewer").setPath(batchPath).addSuccess(Batch))
   .add(
-    HttpApiEndpoint.post("cancelBatch", "/sessions/:sessionId/messages/batch/:batchId/cancel").setPath(batchPath).addSuccess(Batch)
+    HttpApiEndpoint.post("cancelBatch", "/sessions/:sessionId/messages/batch/:batchId/cancel").annotate(RequiredRole, "operator").setPath(batchPath).addSuccess(Batch)
   )
   .add(
-    HttpApiEndpoint.post("markRead", "/sessions/:sessionId/messages/read")
+    HttpApiEndpoint.post("markRead", "/sessions/:sessionId/messages/read").annotate(RequiredRole, "operator")
       .setPath(sessionPath)
       .setPayload(MarkReadRequest)
       .addSuccess(MarkReadResult)
   )
   .add(
-    HttpApiEndpoint.get("list", "/sessions/:sessionId/messages")
+    HttpApiEndpoint.get("list", "/sessions/:sessionId/messages").annotate(RequiredRole, "viewer")
       .setPath(sessionPath)
       .setUrlParams(Schema.Struct({
         ...PageParams,
@@ -162,9 +163,9 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       }))
       .addSuccess(ListBody(Message))
   )
-  .add(HttpApiEndpoint.get("get", "/sessions/:sessionId/messages/:messageId").setPath(messagePath).addSuccess(Message))
+  .add(HttpApiEndpoint.get("get", "/sessions/:sessionId/messages/:messageId").annotate(RequiredRole, "viewer").setPath(messagePath).addSuccess(Message))
   .add(
-    HttpApiEndpoint.get("getMedia", "/sessions/:sessionId/messages/:messageId/media")
+    HttpApiEndpoint.get("getMedia", "/sessions/:sessionId/messages/:messageId/media").annotate(RequiredRole, "viewer")
       .setPath(messagePath)
       .addSuccess(AnyBytes)
       .addError(wireError(ServiceUnavailable))

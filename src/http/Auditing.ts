@@ -1,9 +1,11 @@
-import type { HttpApp, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpServerRequest, type HttpApp, type HttpServerResponse } from "@effect/platform"
+import { Effect, FiberRef, Option } from "effect"
 import { Audit } from "../services/Audit.js"
 import { type AuditRecord } from "../domain/Audit.js"
+import type { Principal } from "../services/ApiKeys.js"
 import { uuidv7 } from "../domain/uuidv7.js"
-import { CurrentRequest, type RequestInfo } from "./RequestInfo.js"
+import { matchedEndpoint, type MatchedEndpoint } from "./Endpoints.js"
+import { authenticatedCaller, CurrentRequest, type TrackedRequest } from "./RequestTracking.js"
 
 const reads = new Set(["GET", "HEAD", "OPTIONS"])
 
@@ -21,17 +23,27 @@ const errorCodeOf = (response: HttpServerResponse.HttpServerResponse): string | 
   }
 }
 
-const recordOf = (info: RequestInfo, response: HttpServerResponse.HttpServerResponse): AuditRecord => ({
+interface Answered {
+  readonly method: string
+  readonly tracked: TrackedRequest
+  readonly matched: Option.Option<MatchedEndpoint>
+  readonly caller: Option.Option<Principal>
+}
+
+const recordOf = ({ caller, matched, method, tracked }: Answered, response: HttpServerResponse.HttpServerResponse): AuditRecord => ({
   id: uuidv7(),
   at: new Date().toISOString(),
-  requestId: info.requestId,
-  keyId: info.principal?.keyId ?? null,
-  keyName: info.principal?.name ?? null,
-  clientIp: info.clientIp,
-  method: info.method,
-  action: info.route === undefined ? `${info.method} (no such route)` : `${info.route.group}.${info.route.name}`,
-  target: info.pathname.slice(0, 512),
-  sessionId: info.params.sessionId?.slice(0, 200) ?? null,
+  requestId: tracked.requestId,
+  keyId: Option.getOrNull(Option.map(caller, (principal) => principal.keyId)),
+  keyName: Option.getOrNull(Option.map(caller, (principal) => principal.name)),
+  clientIp: tracked.clientIp,
+  method,
+  action: Option.match(matched, {
+    onNone: () => `${method} (no such route)`,
+    onSome: ({ endpoint }) => `${endpoint.group}.${endpoint.name}`
+  }),
+  target: tracked.pathname.slice(0, 512),
+  sessionId: Option.getOrNull(Option.flatMapNullable(matched, ({ params }) => params.sessionId?.slice(0, 200))),
   outcome: outcomeOf(response.status),
   status: response.status,
   code: errorCodeOf(response)
@@ -45,9 +57,15 @@ const recordOf = (info: RequestInfo, response: HttpServerResponse.HttpServerResp
 export const auditRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest | Audit> =>
   Effect.gen(function*() {
     const response = yield* app
-    const info = yield* CurrentRequest
-    if (!reads.has(info.method) || response.status === 401 || response.status === 403) {
-      yield* (yield* Audit).record(recordOf(info, response))
+    const { method } = yield* HttpServerRequest.HttpServerRequest
+    if (!reads.has(method) || response.status === 401 || response.status === 403) {
+      const answered: Answered = {
+        method,
+        tracked: yield* CurrentRequest,
+        matched: yield* FiberRef.get(matchedEndpoint),
+        caller: yield* FiberRef.get(authenticatedCaller)
+      }
+      yield* (yield* Audit).record(recordOf(answered, response))
     }
     return response
   })

@@ -1,15 +1,16 @@
-import { Headers, HttpApiMiddleware, HttpApiSecurity, HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
+import { Headers, HttpApiMiddleware, HttpApiSecurity, HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Exit, FiberRef, Layer, Option, Redacted, Schema } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { AppSettings } from "../domain/Settings.js"
-import { SessionRepo } from "../layers/store/SessionRepo.js"
 import { ApiKeys, CurrentPrincipal, hashApiKey, type Principal } from "../services/ApiKeys.js"
+import { Sessions } from "../services/Sessions.js"
 import { Forbidden, RateLimited, Unauthorized } from "../domain/Errors.js"
 import { wireError } from "./wireError.js"
 import { normalizeAddress } from "../domain/cidr.js"
 import { checkRole, requireSession } from "./AccessPolicy.js"
-import { makeRateLimiter } from "./RateLimiting.js"
-import { CurrentRequest } from "./RequestInfo.js"
+import { matchedEndpoint } from "./Endpoints.js"
+import { makeRateLimiter, rateLimitHeaders, type RateLimitVerdict } from "./RateLimiting.js"
+import { authenticatedCaller, CurrentRequest } from "./RequestTracking.js"
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
   failure: Schema.Union(wireError(Unauthorized), wireError(Forbidden), wireError(RateLimited)),
@@ -48,15 +49,16 @@ const metricsScraper: Principal = {
  * Every route but health and the API reference goes through here, after the route is known
  * and before its input is read. In order: the key (401), the key's addresses (403
  * IP_NOT_ALLOWED), its rate limit (429; an address sending no valid key is limited by
- * address), its role (403) and its sessions (403). The outcome is written into the request's
- * `RequestInfo` for the audit log and the rate limit headers.
+ * address), the role the endpoint declares (403) and its sessions (403). The key is reported
+ * (`authenticatedCaller`) for the audit and access logs, and the rate limit goes on the answer's
+ * headers.
  */
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     const settings = yield* AppSettings
-    const sessions = yield* SessionRepo
+    const sessions = yield* Sessions
     const rateLimit = yield* makeRateLimiter
     const metricsToken = Option.map(settings.security.metricsToken, Redacted.value)
     // HttpApi tries the two schemes in turn; both stand for the same check, made once a request.
@@ -65,16 +67,29 @@ export const AuthenticationLive = Layer.effect(
     const overLimit = (resetSeconds: number) =>
       new RateLimited({ code: "RATE_LIMITED", message: `too many requests; try again in ${resetSeconds} s` })
 
+    const identified = (principal: Principal) => FiberRef.set(authenticatedCaller, Option.some(principal))
+    /** The `RateLimit-*` headers go on whatever the request is answered, refusals included. */
+    const announce = (verdict: Option.Option<RateLimitVerdict>) =>
+      Option.match(verdict, {
+        onNone: () => Effect.void,
+        onSome: (verdict) =>
+          HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, rateLimitHeaders(verdict))))
+      })
+
     const admit: Effect.Effect<Principal, Unauthorized | Forbidden | RateLimited, HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext> = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const { params, route } = yield* HttpRouter.RouteContext
-      const info = Option.getOrUndefined(yield* Effect.serviceOption(CurrentRequest))
-      const clientIp = info?.clientIp ?? normalizeAddress(Option.getOrElse(request.remoteAddress, () => "unknown"))
+      const { params } = yield* HttpRouter.RouteContext
+      const matched = yield* FiberRef.get(matchedEndpoint)
+      // Every route is wrapped so that its endpoint is known here (Server.ts); without one, no
+      // declared role can be checked, and letting the call through would fail open.
+      if (Option.isNone(matched)) return yield* Effect.dieMessage("authentication ran outside a route the server knows")
+      const { endpoint } = matched.value
+      const tracked = Option.getOrUndefined(yield* Effect.serviceOption(CurrentRequest))
+      const clientIp = tracked?.clientIp ?? normalizeAddress(Option.getOrElse(request.remoteAddress, () => "unknown"))
       const credential = credentialOf(request)
-      const path = String(route.path)
 
-      if (path === "/api/metrics" && Option.isSome(metricsToken) && credential !== "" && sameSecret(credential, metricsToken.value)) {
-        if (info !== undefined) info.principal = metricsScraper
+      if (endpoint.path === "/api/metrics" && Option.isSome(metricsToken) && credential !== "" && sameSecret(credential, metricsToken.value)) {
+        yield* identified(metricsScraper)
         return metricsScraper
       }
 
@@ -83,25 +98,27 @@ export const AuthenticationLive = Layer.effect(
         // which `ErrorResponses` answers 503 SERVICE_UNAVAILABLE.
         Effect.catchTag("StoreUnavailable", (outage) => Effect.die(outage)),
         Effect.catchAll((refusal) =>
-          Effect.flatMap(rateLimit(`ip:${clientIp}`, settings.rateLimitPerMinute), (verdict): Effect.Effect<never, Unauthorized | RateLimited> => {
-            if (info !== undefined) info.rateLimit = Option.getOrUndefined(verdict)
-            return Option.isSome(verdict) && !verdict.value.allowed ? Effect.fail(overLimit(verdict.value.resetSeconds)) : Effect.fail(refusal)
+          Effect.gen(function*() {
+            const verdict = yield* rateLimit(`ip:${clientIp}`, settings.rateLimitPerMinute)
+            yield* announce(verdict)
+            return yield* Option.isSome(verdict) && !verdict.value.allowed ? overLimit(verdict.value.resetSeconds) : refusal
           })
         )
       )
-      if (info !== undefined) info.principal = principal
+      yield* identified(principal)
 
       if (principal.allowedIps !== null && !principal.allowedIps.contains(clientIp)) {
         return yield* new Forbidden({ code: "IP_NOT_ALLOWED", message: `this key may not be used from ${clientIp}` })
       }
       const verdict = yield* rateLimit(`key:${principal.keyId}`, principal.rateLimitPerMinute ?? settings.rateLimitPerMinute)
-      if (info !== undefined) info.rateLimit = Option.getOrUndefined(verdict)
+      yield* announce(verdict)
       if (Option.isSome(verdict) && !verdict.value.allowed) return yield* overLimit(verdict.value.resetSeconds)
 
-      yield* checkRole(principal, route.method, path)
+      // An endpoint behind authentication that forgot to declare a role is for admins only.
+      yield* checkRole(principal, endpoint.requiredRole ?? "admin")
       if (params.sessionId !== undefined) {
         yield* requireSession(principal, params.sessionId).pipe(
-          Effect.provideService(SessionRepo, sessions),
+          Effect.provideService(Sessions, sessions),
           Effect.catchTag("StoreUnavailable", (outage) => Effect.die(outage))
         )
       }

@@ -1,12 +1,12 @@
 import { HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Either, Option, Stream } from "effect"
+import { Effect, Either, FiberRef, Option, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import { toErrorBody } from "../domain/Errors.js"
 import { boundaryOf, isClosed, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js"
 import { mediaJsonBodyLimit } from "./mediaRequest.js"
-import { CurrentRequest } from "./RequestInfo.js"
+import { matchedEndpoint } from "./Endpoints.js"
 
 /** The media sends read their body themselves, under MEDIA_MAX_BYTES (`mediaRequest.ts`). */
 const mediaSends = new Set(["sendImage", "sendVideo", "sendAudio", "sendDocument"])
@@ -104,19 +104,20 @@ const withBody = (request: HttpServerRequest.HttpServerRequest, body: Buffer): H
  * JSON media send takes). A declared `Content-Length` over the cap is refused before anything
  * is read; any other body is read up to the cap, and the handler gets it from memory. The
  * media sends enforce MEDIA_MAX_BYTES themselves; `MaxBodySize` bounds whatever else reads.
+ * Wraps every route (Server.ts), so it knows the endpoint the router matched and runs before
+ * authentication; a request no route takes has its body left unread.
  */
 export const limitBodies = (bodyMaxBytes: number, mediaMaxBytes: number) =>
-<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest> =>
+<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.gen(function*() {
-    const { route } = yield* CurrentRequest
-    const name = route?.group === "messages" ? route.name : undefined
+    const matched = Option.getOrUndefined(yield* FiberRef.get(matchedEndpoint))
+    const name = matched?.endpoint.group === "messages" ? matched.endpoint.name : undefined
     const mediaSend = name !== undefined && mediaSends.has(name)
     const bulk = name === "sendBulk"
     const limit = mediaSend || bulk ? mediaJsonBodyLimit(mediaMaxBytes) : bodyMaxBytes
     const capped = HttpIncomingMessage.withMaxBodySize(Option.some(limit))
     const request = yield* HttpServerRequest.HttpServerRequest
     if (mediaSend || !HttpMethod.hasBody(request.method)) return yield* capped(app)
-    // Read even when no route matched: a limit is no limit if some spelling of a path dodges it.
     const setting = bulk ? "MEDIA_MAX_BYTES" : "BODY_MAX_BYTES"
     if (Number(request.headers["content-length"] ?? 0) > limit) return payloadTooLarge(limit, setting)
     const body = yield* readUpTo(request, NodeHttpServerRequest.toIncomingMessage(request), limit).pipe(Effect.either)

@@ -7,7 +7,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Settings } from "../domain/Settings.js"
 import { networkList } from "../domain/cidr.js"
-import { clientAddress } from "./RequestInfo.js"
+import { clientAddress } from "./RequestTracking.js"
 
 /**
  * The web dashboard on its own port (`DASHBOARD_PORT`): the files `npm run build` puts in

@@ -15,6 +15,7 @@ import {
 import { ChannelId, ChatIdFromInput, GroupId, phoneNumberPattern } from "../domain/Ids.js"
 import { ChatLabelRequest, CreateLabelRequest, Label } from "../domain/Label.js"
 import { Authentication } from "./Authentication.js"
+import { RequiredRole } from "./Endpoints.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
 /** The contract's contacts, groups, channels and labels (their groups of SwitchboardApi in ./Api.ts). */
@@ -29,19 +30,19 @@ const pageParams = Schema.Struct(PageParams)
 const groupsRoute = "/sessions/:sessionId/groups"
 
 export class GroupsGroup extends HttpApiGroup.make("groups")
-  .add(HttpApiEndpoint.get("list", groupsRoute).setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Group)))
-  .add(HttpApiEndpoint.post("create", groupsRoute).setPath(sessionPath).setPayload(CreateGroupRequest).addSuccess(Group, { status: 201 }))
-  .add(HttpApiEndpoint.post("join", `${groupsRoute}/join`).setPath(sessionPath).setPayload(JoinGroupRequest).addSuccess(Group))
-  .add(HttpApiEndpoint.get("get", `${groupsRoute}/:groupId`).setPath(groupPath).addSuccess(Group))
-  .add(HttpApiEndpoint.post("addParticipants", `${groupsRoute}/:groupId/participants`).setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
-  .add(HttpApiEndpoint.del("removeParticipants", `${groupsRoute}/:groupId/participants`).setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
-  .add(HttpApiEndpoint.post("promote", `${groupsRoute}/:groupId/participants/promote`).setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
-  .add(HttpApiEndpoint.post("demote", `${groupsRoute}/:groupId/participants/demote`).setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
-  .add(HttpApiEndpoint.put("setSubject", `${groupsRoute}/:groupId/subject`).setPath(groupPath).setPayload(SubjectRequest).addSuccess(Group))
-  .add(HttpApiEndpoint.put("setDescription", `${groupsRoute}/:groupId/description`).setPath(groupPath).setPayload(DescriptionRequest).addSuccess(Group))
-  .add(HttpApiEndpoint.post("leave", `${groupsRoute}/:groupId/leave`).setPath(groupPath).addSuccess(HttpApiSchema.NoContent))
-  .add(HttpApiEndpoint.get("inviteCode", `${groupsRoute}/:groupId/invite-code`).setPath(groupPath).addSuccess(InviteCode))
-  .add(HttpApiEndpoint.post("revokeInvite", `${groupsRoute}/:groupId/invite-code/revoke`).setPath(groupPath).addSuccess(InviteCode))
+  .add(HttpApiEndpoint.get("list", groupsRoute).annotate(RequiredRole, "viewer").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Group)))
+  .add(HttpApiEndpoint.post("create", groupsRoute).annotate(RequiredRole, "operator").setPath(sessionPath).setPayload(CreateGroupRequest).addSuccess(Group, { status: 201 }))
+  .add(HttpApiEndpoint.post("join", `${groupsRoute}/join`).annotate(RequiredRole, "operator").setPath(sessionPath).setPayload(JoinGroupRequest).addSuccess(Group))
+  .add(HttpApiEndpoint.get("get", `${groupsRoute}/:groupId`).annotate(RequiredRole, "viewer").setPath(groupPath).addSuccess(Group))
+  .add(HttpApiEndpoint.post("addParticipants", `${groupsRoute}/:groupId/participants`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .add(HttpApiEndpoint.del("removeParticipants", `${groupsRoute}/:groupId/participants`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .add(HttpApiEndpoint.post("promote", `${groupsRoute}/:groupId/participants/promote`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .add(HttpApiEndpoint.post("demote", `${groupsRoute}/:groupId/participants/demote`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .add(HttpApiEndpoint.put("setSubject", `${groupsRoute}/:groupId/subject`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(SubjectRequest).addSuccess(Group))
+  .add(HttpApiEndpoint.put("setDescription", `${groupsRoute}/:groupId/description`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(DescriptionRequest).addSuccess(Group))
+  .add(HttpApiEndpoint.post("leave", `${groupsRoute}/:groupId/leave`).annotate(RequiredRole, "operator").setPath(groupPath).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.get("inviteCode", `${groupsRoute}/:groupId/invite-code`).annotate(RequiredRole, "viewer").setPath(groupPath).addSuccess(InviteCode))
+  .add(HttpApiEndpoint.post("revokeInvite", `${groupsRoute}/:groupId/invite-code/revoke`).annotate(RequiredRole, "operator").setPath(groupPath).addSuccess(InviteCode))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Groups the session is in. Lists come from the network when the session is ready, else from the Store.")
 {}
@@ -49,17 +50,17 @@ export class GroupsGroup extends HttpApiGroup.make("groups")
 const channelsRoute = "/sessions/:sessionId/channels"
 
 export class ChannelsGroup extends HttpApiGroup.make("channels")
-  .add(HttpApiEndpoint.get("list", channelsRoute).setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Channel)))
-  .add(HttpApiEndpoint.post("create", channelsRoute).setPath(sessionPath).setPayload(CreateChannelRequest).addSuccess(Channel, { status: 201 }))
-  .add(HttpApiEndpoint.post("subscribe", `${channelsRoute}/subscribe`).setPath(sessionPath).setPayload(SubscribeRequest).addSuccess(Channel))
-  .add(HttpApiEndpoint.get("get", `${channelsRoute}/:channelId`).setPath(channelPath).addSuccess(Channel))
+  .add(HttpApiEndpoint.get("list", channelsRoute).annotate(RequiredRole, "viewer").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Channel)))
+  .add(HttpApiEndpoint.post("create", channelsRoute).annotate(RequiredRole, "operator").setPath(sessionPath).setPayload(CreateChannelRequest).addSuccess(Channel, { status: 201 }))
+  .add(HttpApiEndpoint.post("subscribe", `${channelsRoute}/subscribe`).annotate(RequiredRole, "operator").setPath(sessionPath).setPayload(SubscribeRequest).addSuccess(Channel))
+  .add(HttpApiEndpoint.get("get", `${channelsRoute}/:channelId`).annotate(RequiredRole, "viewer").setPath(channelPath).addSuccess(Channel))
   .add(
-    HttpApiEndpoint.del("remove", `${channelsRoute}/:channelId`)
+    HttpApiEndpoint.del("remove", `${channelsRoute}/:channelId`).annotate(RequiredRole, "operator")
       .setPath(channelPath)
       .addSuccess(HttpApiSchema.NoContent)
       .annotate(OpenApi.Description, "Deletes a channel this session owns; unfollows one it follows.")
   )
-  .add(HttpApiEndpoint.get("messages", `${channelsRoute}/:channelId/messages`).setPath(channelPath).setUrlParams(pageParams).addSuccess(ListBody(ChannelMessage)))
+  .add(HttpApiEndpoint.get("messages", `${channelsRoute}/:channelId/messages`).annotate(RequiredRole, "viewer").setPath(channelPath).setUrlParams(pageParams).addSuccess(ListBody(ChannelMessage)))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Channels (newsletters). Posting is send-text or a media send to the …@newsletter id.")
 {}
@@ -67,12 +68,12 @@ export class ChannelsGroup extends HttpApiGroup.make("channels")
 const labelsRoute = "/sessions/:sessionId/labels"
 
 export class LabelsGroup extends HttpApiGroup.make("labels")
-  .add(HttpApiEndpoint.get("list", labelsRoute).setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Label)))
-  .add(HttpApiEndpoint.post("create", labelsRoute).setPath(sessionPath).setPayload(CreateLabelRequest).addSuccess(Label, { status: 201 }))
-  .add(HttpApiEndpoint.get("ofChat", `${labelsRoute}/chat/:chatId`).setPath(chatPath).addSuccess(Schema.Array(Label)))
-  .add(HttpApiEndpoint.post("addToChat", `${labelsRoute}/chat/:chatId`).setPath(chatPath).setPayload(ChatLabelRequest).addSuccess(Schema.Array(Label)))
+  .add(HttpApiEndpoint.get("list", labelsRoute).annotate(RequiredRole, "viewer").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Label)))
+  .add(HttpApiEndpoint.post("create", labelsRoute).annotate(RequiredRole, "operator").setPath(sessionPath).setPayload(CreateLabelRequest).addSuccess(Label, { status: 201 }))
+  .add(HttpApiEndpoint.get("ofChat", `${labelsRoute}/chat/:chatId`).annotate(RequiredRole, "viewer").setPath(chatPath).addSuccess(Schema.Array(Label)))
+  .add(HttpApiEndpoint.post("addToChat", `${labelsRoute}/chat/:chatId`).annotate(RequiredRole, "operator").setPath(chatPath).setPayload(ChatLabelRequest).addSuccess(Schema.Array(Label)))
   .add(
-    HttpApiEndpoint.del("removeFromChat", `${labelsRoute}/chat/:chatId/:labelId`)
+    HttpApiEndpoint.del("removeFromChat", `${labelsRoute}/chat/:chatId/:labelId`).annotate(RequiredRole, "operator")
       .setPath(Schema.Struct({ ...session, chatId: ChatIdFromInput, labelId: Schema.String }))
       .addSuccess(Schema.Array(Label))
   )
@@ -82,13 +83,13 @@ export class LabelsGroup extends HttpApiGroup.make("labels")
 
 export class ContactsGroup extends HttpApiGroup.make("contacts")
   .add(
-    HttpApiEndpoint.get("check", "/sessions/:sessionId/contacts/check/:number")
+    HttpApiEndpoint.get("check", "/sessions/:sessionId/contacts/check/:number").annotate(RequiredRole, "viewer")
       .setPath(Schema.Struct({
         ...session,
         number: Schema.String.pipe(Schema.pattern(phoneNumberPattern, { message: () => "number must be a phone number: 6–15 digits, optional +" }))
       }))
       .addSuccess(ContactCheck)
   )
-  .add(HttpApiEndpoint.get("list", "/sessions/:sessionId/contacts").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Contact)))
+  .add(HttpApiEndpoint.get("list", "/sessions/:sessionId/contacts").annotate(RequiredRole, "viewer").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Contact)))
   .middleware(Authentication)
 {}

@@ -2,7 +2,7 @@ import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { toErrorBody } from "../domain/Errors.js"
-import { CurrentRequest } from "./RequestInfo.js"
+import { CurrentRequest } from "./RequestTracking.js"
 
 /** Probes keep their answers during a drain: readiness turning 503 is how a balancer learns to stop. */
 const isHealthCheck = (pathname: string) => pathname.startsWith("/api/health")

@@ -2,12 +2,13 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Registry } from "prom-client"
 import { Authentication } from "./Authentication.js"
+import { RequiredRole } from "./Endpoints.js"
 
 /** The Prometheus text exposition format, version 0.0.4. */
 const Exposition = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: Registry.PROMETHEUS_CONTENT_TYPE }))
 
 export class MetricsGroup extends HttpApiGroup.make("metrics")
-  .add(HttpApiEndpoint.get("metrics", "/metrics").addSuccess(Exposition))
+  .add(HttpApiEndpoint.get("metrics", "/metrics").addSuccess(Exposition).annotate(RequiredRole, "admin"))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Prometheus metrics in the text format: sessions, messages, webhook deliveries, HTTP requests, the process.")
 {}

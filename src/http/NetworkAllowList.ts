@@ -3,7 +3,7 @@ import type { HttpApp } from "@effect/platform"
 import { Effect } from "effect"
 import { toErrorBody } from "../domain/Errors.js"
 import type { NetworkList } from "../domain/cidr.js"
-import { CurrentRequest } from "./RequestInfo.js"
+import { CurrentRequest } from "./RequestTracking.js"
 
 /**
  * `ALLOWED_CIDRS`: callers outside these networks get 403 `IP_NOT_ALLOWED` on every path, health

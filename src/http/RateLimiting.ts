@@ -1,6 +1,23 @@
 import { Effect, Option } from "effect"
 import { Cache } from "../layers/cache/Cache.js"
-import type { RateLimitVerdict } from "./RequestInfo.js"
+
+/** What a request's rate limit said, for the `RateLimit-*` headers of its answer. */
+export interface RateLimitVerdict {
+  readonly limit: number
+  readonly remaining: number
+  readonly resetSeconds: number
+  readonly allowed: boolean
+}
+
+export const rateLimitHeaders = (verdict: RateLimitVerdict): Record<string, string> => {
+  const headers: Record<string, string> = {
+    "ratelimit-limit": String(verdict.limit),
+    "ratelimit-remaining": String(verdict.remaining),
+    "ratelimit-reset": String(verdict.resetSeconds)
+  }
+  if (!verdict.allowed) headers["retry-after"] = String(verdict.resetSeconds)
+  return headers
+}
 
 const WINDOW_MS = 60_000
 

@@ -1,25 +1,25 @@
-import { HttpServerError } from "@effect/platform"
+import { HttpServerError, HttpServerRequest } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
-import { Clock, Effect, Exit } from "effect"
+import { Clock, Effect, Exit, FiberRef, Option } from "effect"
 import { Metrics } from "../runtime/Metrics.js"
-import { CurrentRequest } from "./RequestInfo.js"
+import { matchedEndpoint } from "./Endpoints.js"
 
 /**
  * Counts and times every request, by method, status and route pattern: the pattern the request
  * matched (`/api/sessions/:sessionId`), never its path, whose ids would make a label without
- * bound. Runs inside `trackRequests`, which matched the route. A request that ended in a defect
- * or an interruption counts with the status its answer was given.
+ * bound; "unmatched" when no route took the request. A request that ended in a defect or an
+ * interruption counts with the status its answer was given.
  */
-export const recordRequestMetrics = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest | Metrics> =>
+export const recordRequestMetrics = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | Metrics> =>
   Effect.gen(function*() {
-    const info = yield* CurrentRequest
+    const { method } = yield* HttpServerRequest.HttpServerRequest
     const metrics = yield* Metrics
     const startedAt = yield* Clock.currentTimeNanos
     const record = (status: number) =>
-      Effect.flatMap(Clock.currentTimeNanos, (now) =>
+      Effect.flatMap(Effect.zip(Clock.currentTimeNanos, FiberRef.get(matchedEndpoint)), ([now, matched]) =>
         metrics.recordHttpRequest({
-          method: info.method,
-          route: info.route?.path ?? "unmatched",
+          method,
+          route: Option.match(matched, { onNone: () => "unmatched", onSome: ({ endpoint }) => endpoint.path }),
           status,
           seconds: Number(now - startedAt) / 1e9
         }))

@@ -4,6 +4,7 @@ import { ApiKey, CreatedApiKey } from "../domain/ApiKey.js"
 import { CreateApiKeyRequest, UpdateApiKeyRequest } from "../domain/ApiKeyRequests.js"
 import { AuditOutcome, AuditRecord } from "../domain/Audit.js"
 import { Authentication } from "./Authentication.js"
+import { RequiredRole } from "./Endpoints.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
 /** API keys and the audit log (the `apiKeys` and `audit` groups of SwitchboardApi in ./Api.ts); admin keys only. */
@@ -22,6 +23,7 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(HttpApiEndpoint.put("update", "/auth/api-keys/:keyId").setPath(keyPath).setPayload(UpdateApiKeyRequest).addSuccess(ApiKey))
   .add(HttpApiEndpoint.post("revoke", "/auth/api-keys/:keyId/revoke").setPath(keyPath).addSuccess(ApiKey))
   .add(HttpApiEndpoint.del("remove", "/auth/api-keys/:keyId").setPath(keyPath).addSuccess(HttpApiSchema.NoContent))
+  .annotateEndpoints(RequiredRole, "admin")
   .annotate(OpenApi.Description, "API keys with roles (viewer, operator, admin), session and address limits. Admin only.")
   .middleware(Authentication)
 {}
@@ -41,5 +43,6 @@ export class AuditGroup extends HttpApiGroup.make("audit")
       .addSuccess(ListBody(AuditRecord))
       .annotate(OpenApi.Description, "Every change and every refused request, newest first. Admin only.")
   )
+  .annotateEndpoints(RequiredRole, "admin")
   .middleware(Authentication)
 {}

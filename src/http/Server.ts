@@ -1,6 +1,15 @@
-import { type HttpApp, HttpApiBuilder, HttpApiSwagger, HttpServer } from "@effect/platform"
+import {
+  type HttpApi,
+  type HttpApp,
+  HttpApiBuilder,
+  HttpApiSwagger,
+  HttpRouter,
+  HttpServer,
+  type HttpServerRequest,
+  type HttpServerResponse
+} from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Console, Layer } from "effect"
+import { Console, Effect, Layer, type Scope } from "effect"
 import { createServer } from "node:http"
 import type { Settings } from "../domain/Settings.js"
 import { networkList } from "../domain/cidr.js"
@@ -12,8 +21,9 @@ import { limitBodies } from "./BodyLimit.js"
 import { drainRequests } from "./Draining.js"
 import { ErrorResponses } from "./ErrorResponses.js"
 import { auditRequests } from "./Auditing.js"
+import { endpointsOf, reportMatchedEndpoint } from "./Endpoints.js"
 import { networkAllowList } from "./NetworkAllowList.js"
-import { trackRequests } from "./RequestInfo.js"
+import { trackRequests } from "./RequestTracking.js"
 import { recordRequestMetrics } from "./RequestMetrics.js"
 import { ChannelsHandlers, ContactsHandlers, GroupsHandlers, LabelsHandlers } from "./handlers/Directory.js"
 import { HealthHandlers } from "./handlers/Health.js"
@@ -51,15 +61,42 @@ const announceAddress = Layer.effectDiscard(
 )
 
 /**
+ * `HttpApiBuilder.serve`, with `aroundRoute` wrapped around every route's handler: inside the
+ * router, where the route it matched and the parameters it read are known
+ * (`HttpRouter.RouteContext`), and before the endpoint's own middleware (authentication).
+ */
+const serveRoutes = <R>(
+  aroundRoute: <E, RR>(
+    handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, RR>
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, RR | HttpRouter.HttpRouter.Provided>,
+  middleware: (app: HttpApp.Default) => HttpApp.Default<never, R>
+): Layer.Layer<
+  never,
+  never,
+  HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | Exclude<R, Scope.Scope | HttpServerRequest.HttpServerRequest> | HttpApi.Api
+> =>
+  Effect.gen(function*() {
+    const router = yield* HttpApiBuilder.Router
+    const routed = HttpApiBuilder.Router.of({ ...router, router: Effect.map(router.router, (routes) => HttpRouter.use(routes, aroundRoute)) })
+    const app = yield* Effect.provideService(HttpApiBuilder.httpApp, HttpApiBuilder.Router, routed)
+    // as HttpApiBuilder.serve does: the server supplies the default services the app needs
+    return HttpServer.serve(app as HttpApp.Default, middleware)
+  }).pipe(Layer.unwrapEffect, Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
+
+/**
  * The REST server on `host:port`, with OpenAPI at /api/openapi.json and Swagger UI at /api/docs.
  * Its `HttpServer` stays in the output, so embedders and tests can read the bound address.
  */
 export const HttpServerLive = (options: Settings) => {
   const track = trackRequests(networkList(options.security.trustedProxies))
   const allowList = networkAllowList(networkList(options.security.allowedCidrs))
-  // Outermost last: every request gets its id and RequestInfo before anything else looks at it.
-  const pipeline = (app: HttpApp.Default) => track(recordRequestMetrics(logRequests(auditRequests(allowList(drainRequests(limitBodies(options.bodyMaxBytes, options.media.maxBytes)(app)))))))
-  return HttpApiBuilder.serve(pipeline).pipe(
+  // Outermost last: every request gets its id before anything else looks at it. What looks at
+  // the endpoint (audit, metrics, access log) reads it once the answer is made.
+  const pipeline = (app: HttpApp.Default) => track(recordRequestMetrics(logRequests(auditRequests(allowList(drainRequests(app))))))
+  // Inside the router: the endpoint is reported first, then the body is capped by its rules.
+  const reportEndpoint = reportMatchedEndpoint(endpointsOf(SwitchboardApi))
+  const limit = limitBodies(options.bodyMaxBytes, options.media.maxBytes)
+  return serveRoutes((handler) => reportEndpoint(limit(handler)), pipeline).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: "/api/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
     // The dashboard (another port) and browser apps call the API cross-origin. Keys travel in

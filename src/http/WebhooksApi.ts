@@ -4,6 +4,7 @@ import { ServiceUnavailable } from "../domain/Errors.js"
 import { wireError } from "./wireError.js"
 import { CreatedWebhook, CreateWebhookRequest, Delivery, TestResult, UpdateWebhookRequest, Webhook } from "../domain/Webhook.js"
 import { Authentication } from "./Authentication.js"
+import { RequiredRole } from "./Endpoints.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
 /** The contract's webhooks and live events (the `webhooks` and `events` groups of SwitchboardApi in ./Api.ts). */
@@ -13,22 +14,22 @@ const sessionPath = Schema.Struct({ sessionId: Schema.String })
 const pageParams = Schema.Struct(PageParams)
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
-  .add(HttpApiEndpoint.get("list", "/webhooks").setUrlParams(pageParams).addSuccess(ListBody(Webhook)))
-  .add(HttpApiEndpoint.post("create", "/webhooks").setPayload(CreateWebhookRequest).addSuccess(CreatedWebhook, { status: 201 }))
-  .add(HttpApiEndpoint.get("listForSession", "/sessions/:sessionId/webhooks").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Webhook)))
+  .add(HttpApiEndpoint.get("list", "/webhooks").annotate(RequiredRole, "viewer").setUrlParams(pageParams).addSuccess(ListBody(Webhook)))
+  .add(HttpApiEndpoint.post("create", "/webhooks").annotate(RequiredRole, "operator").setPayload(CreateWebhookRequest).addSuccess(CreatedWebhook, { status: 201 }))
+  .add(HttpApiEndpoint.get("listForSession", "/sessions/:sessionId/webhooks").annotate(RequiredRole, "viewer").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Webhook)))
   .add(
-    HttpApiEndpoint.post("createForSession", "/sessions/:sessionId/webhooks")
+    HttpApiEndpoint.post("createForSession", "/sessions/:sessionId/webhooks").annotate(RequiredRole, "operator")
       .setPath(sessionPath)
       .setPayload(CreateWebhookRequest)
       .addSuccess(CreatedWebhook, { status: 201 })
   )
-  .add(HttpApiEndpoint.get("get", "/webhooks/:webhookId").setPath(webhookPath).addSuccess(Webhook))
-  .add(HttpApiEndpoint.put("update", "/webhooks/:webhookId").setPath(webhookPath).setPayload(UpdateWebhookRequest).addSuccess(Webhook))
-  .add(HttpApiEndpoint.del("remove", "/webhooks/:webhookId").setPath(webhookPath).addSuccess(HttpApiSchema.NoContent))
-  .add(HttpApiEndpoint.post("test", "/webhooks/:webhookId/test").setPath(webhookPath).addSuccess(TestResult))
-  .add(HttpApiEndpoint.get("deliveries", "/webhooks/:webhookId/deliveries").setPath(webhookPath).setUrlParams(pageParams).addSuccess(ListBody(Delivery)))
+  .add(HttpApiEndpoint.get("get", "/webhooks/:webhookId").annotate(RequiredRole, "viewer").setPath(webhookPath).addSuccess(Webhook))
+  .add(HttpApiEndpoint.put("update", "/webhooks/:webhookId").annotate(RequiredRole, "operator").setPath(webhookPath).setPayload(UpdateWebhookRequest).addSuccess(Webhook))
+  .add(HttpApiEndpoint.del("remove", "/webhooks/:webhookId").annotate(RequiredRole, "operator").setPath(webhookPath).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.post("test", "/webhooks/:webhookId/test").annotate(RequiredRole, "operator").setPath(webhookPath).addSuccess(TestResult))
+  .add(HttpApiEndpoint.get("deliveries", "/webhooks/:webhookId/deliveries").annotate(RequiredRole, "viewer").setPath(webhookPath).setUrlParams(pageParams).addSuccess(ListBody(Delivery)))
   .add(
-    HttpApiEndpoint.post("redeliver", "/webhooks/deliveries/:deliveryId/redeliver")
+    HttpApiEndpoint.post("redeliver", "/webhooks/deliveries/:deliveryId/redeliver").annotate(RequiredRole, "operator")
       .setPath(Schema.Struct({ deliveryId: Schema.String }))
       .addSuccess(Delivery)
   )
@@ -40,7 +41,7 @@ const EventStream = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text"
 
 export class LiveEventsGroup extends HttpApiGroup.make("events")
   .add(
-    HttpApiEndpoint.get("stream", "/events")
+    HttpApiEndpoint.get("stream", "/events").annotate(RequiredRole, "viewer")
       .setUrlParams(Schema.Struct({
         sessionId: Schema.optional(Schema.String),
         events: Schema.optional(Schema.String.annotations({ description: "comma-separated event kinds; all when absent" }))

@@ -1,4 +1,5 @@
-import { allRoutes, type RouteInfo } from "../../src/http/routes.js"
+import { SwitchboardApi } from "../../src/http/Api.js"
+import { type Endpoint, endpointsOf } from "../../src/http/Endpoints.js"
 
 /** Placeholder values for path parameters: any value reaches the access check, which runs before input is read. */
 const placeholders: Record<string, string> = {
@@ -14,13 +15,13 @@ const placeholders: Record<string, string> = {
 }
 
 /** The route's path with `sessionId` and every other parameter filled in. */
-export const concretePath = (route: RouteInfo, sessionId: string) =>
+export const concretePath = (route: Endpoint, sessionId: string) =>
   route.path.replace(/:(\w+)/g, (_, name: string) =>
     encodeURIComponent(name === "sessionId" ? sessionId : placeholders[name] ?? `test-${name}`))
 
-export const authenticatedRoutes = () => allRoutes().filter((route) => route.authenticated)
+export const authenticatedRoutes = () => endpointsOf(SwitchboardApi).filter((route) => route.authenticated)
 
-export const describeRoute = (route: RouteInfo) => `${route.method} ${route.path}`
+export const describeRoute = (route: Endpoint) => `${route.method} ${route.path}`
 
 /**
  * Calls a route and reads only its status and error body; the live event stream is closed as

@@ -1,0 +1,76 @@
+import { Headers, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Context, Effect, FiberRef, Option } from "effect"
+import { isIP } from "node:net"
+import type { Principal } from "../services/ApiKeys.js"
+import { uuidv7 } from "../domain/uuidv7.js"
+import { type NetworkList, normalizeAddress } from "../domain/cidr.js"
+
+/** What is known of a request before it is routed; set once by `trackRequests`, never changed. */
+export interface TrackedRequest {
+  readonly requestId: string
+  /** The caller's address: the socket peer, or `X-Forwarded-For` when that peer is a trusted proxy. */
+  readonly clientIp: string
+  readonly pathname: string
+  readonly startedAt: number
+}
+
+export class CurrentRequest extends Context.Tag("switchboard/CurrentRequest")<CurrentRequest, TrackedRequest>() {}
+
+/**
+ * Whose key the request carried, once authentication has read it (even when it then refused
+ * the key its address, rate or role). Read after the answer by the audit log and the access log,
+ * which wrap the router and so cannot see the `CurrentPrincipal` it provides to the handler.
+ */
+export const authenticatedCaller: FiberRef.FiberRef<Option.Option<Principal>> = FiberRef.unsafeMake(Option.none())
+
+/**
+ * The caller's address. `X-Forwarded-For` is read right to left and believed only while the
+ * hop that reported it is a trusted proxy, so a client cannot forge its way in.
+ */
+export const clientAddress = (remote: string, forwardedFor: string | undefined, trustedProxies: NetworkList) => {
+  let address = normalizeAddress(remote)
+  if (forwardedFor === undefined || trustedProxies.entries.length === 0) return address
+  const hops = forwardedFor.split(",").map((hop) => hop.trim()).filter((hop) => hop.length > 0)
+  for (let index = hops.length - 1; index >= 0 && trustedProxies.contains(address); index--) {
+    address = normalizeAddress(hops[index]!)
+    if (isIP(address) === 0) return "invalid"
+  }
+  return address
+}
+
+/** A request id the caller sent (`X-Request-Id`) is kept when it is short and plain; otherwise one is made. */
+const requestIdOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Option.getOrElse(
+    Option.filter(Headers.get(request.headers, "x-request-id"), (id) => /^[\w.:-]{1,128}$/.test(id)),
+    uuidv7
+  )
+
+/**
+ * The outermost layer of the API: gives the request its id and its `CurrentRequest`, tags
+ * every log line written while answering it with the id, and returns the id (`X-Request-Id`)
+ * with the answer.
+ */
+export const trackRequests = (trustedProxies: NetworkList) =>
+<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, Exclude<R, CurrentRequest>> =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const tracked: TrackedRequest = {
+      requestId: requestIdOf(request),
+      clientIp: clientAddress(
+        Option.getOrElse(request.remoteAddress, () => "unknown"),
+        Option.getOrUndefined(Headers.get(request.headers, "x-forwarded-for")),
+        trustedProxies
+      ),
+      pathname: new URL(request.url, "http://gateway").pathname,
+      startedAt: Date.now()
+    }
+    const withId = (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.setHeader(response, "x-request-id", tracked.requestId)
+    // The server writes the router's answer before `app` returns, so the id goes on in a
+    // pre-response handler; an answer made by a wrapper inside comes back here unwritten.
+    const response = yield* app.pipe(
+      HttpApp.withPreResponseHandler((_request, response) => Effect.succeed(withId(response))),
+      Effect.provideService(CurrentRequest, tracked),
+      Effect.annotateLogs({ requestId: tracked.requestId })
+    )
+    return withId(response)
+  })
