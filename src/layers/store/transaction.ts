@@ -1,5 +1,4 @@
 import { SqlClient } from "@effect/sql"
-import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { StoreUnavailable } from "../../domain/Errors.js"
 import { orStoreUnavailable } from "./storeFailure.js"
@@ -15,7 +14,5 @@ export type Transactionally = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effec
 export const makeTransactionally: Effect.Effect<Transactionally, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    sql.withTransaction(effect).pipe(
-      Effect.catchIf((error): error is SqlError => error instanceof SqlError, (error) => orStoreUnavailable(Effect.fail(error)))
-    ) as Effect.Effect<A, E | StoreUnavailable, R>
+    orStoreUnavailable(sql.withTransaction(effect)) as Effect.Effect<A, E | StoreUnavailable, R>
 )
