@@ -1,12 +1,13 @@
 /**
- * What CLUSTER chooses, checked without a cluster: the settings it needs and refuses, the
- * gateway refusing to start a runner on SQLite, and engine calls as data (what travels to the
- * runner that holds a session's connection), which run only the operations they name.
+ * What CLUSTER chooses, checked without a cluster of processes: the settings it needs and
+ * refuses, the gateway refusing to start a runner on SQLite, and engine calls as they travel
+ * to the runner that holds a session's connection (on an in-memory cluster): typed Rpcs that
+ * answer as the local call does, and nothing else.
  */
 import { Entity, Sharding, TestRunner } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Context, Duration, Effect, Either, Exit, Layer, Schema } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Either, Exit, Fiber, Layer, Schema, TestClock } from "effect"
 import { settingsConfig } from "../src/app/Config.js"
 import { SessionRepo } from "../src/layers/store/SessionRepo.js"
 import { ClusterSupervisorLive } from "../src/runtime/cluster/ClusterSupervisor.js"
@@ -64,16 +65,18 @@ describe("CLUSTER settings", () => {
 /**
  * The two ends of an engine call in a cluster, in one process: the cluster's supervisor (what
  * a runner's API uses) sending to the session's entity, hosted on an in-memory cluster whose
- * runner holds the session's actor on a real sandbox connection.
+ * runner holds the session's actor on a real sandbox connection. Without `hostingSessions`,
+ * no runner hosts Session entities, as when the one that did has died and its shards have
+ * not moved yet.
  */
-const withClusterOver = (core: Core) =>
+const withClusterOver = (core: Core, { hostingSessions = true } = {}) =>
   Effect.gen(function*() {
-    const entityHost = Layer.mergeAll(ClusterSupervisorLive, SessionEntityLive).pipe(
+    const host = Layer.mergeAll(ClusterSupervisorLive, hostingSessions ? SessionEntityLive : Layer.empty).pipe(
       Layer.provide(Layer.succeed(LocalSupervisor, core.supervisor)),
       Layer.provide(Layer.succeed(SessionRepo, Context.get(core.context, SessionRepo))),
       Layer.provideMerge(TestRunner.layer)
     )
-    const context = yield* Layer.build(entityHost)
+    const context = yield* Layer.build(host)
     return { supervisor: Context.get(context, SessionSupervisor), sharding: Context.get(context, Sharding.Sharding) }
   })
 
@@ -119,6 +122,17 @@ describe("engine calls between runners", () => {
         expect(Either.getOrThrow(Either.flip(remoteRefusal)), code).toMatchObject({ _tag: tag, code })
       }
     }).pipe(Effect.scoped))
+
+  it.scoped("answer 409 SESSION_NOT_READY when the session's runner cannot be reached", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore()
+      const cluster = yield* withClusterOver(core, { hostingSessions: false })
+      const session = yield* core.sessions.create({ name: "unhosted", autoStart: false })
+      const call = yield* cluster.supervisor.useConnection(session.id, engineCall("GroupsList", {})).pipe(Effect.flip, Effect.fork)
+      // Longer than the call's own timeout, which outlasts the engine's 30 s.
+      yield* TestClock.adjust("40 seconds")
+      expect(yield* Fiber.join(call)).toMatchObject({ _tag: "Conflict", code: "SESSION_NOT_READY" })
+    }))
 
   it.live("refuses a message naming anything but the entity's Rpcs, and runs nothing on the connection", () =>
     Effect.gen(function*() {
