@@ -77,6 +77,34 @@ describe.skipIf(unavailable("postgres", "cluster runners") ?? unavailable("redis
     expect((await hostedBy(runners[0]!)).has(elsewhere)).toBe(false)
   })
 
+  it("keeps an engine's answers and refusals, with their status and code, for a session hosted elsewhere", async () => {
+    const hosts = await Promise.all(runners.map(hostedBy))
+    // Two sessions of one runner (one of the two hosts at least 4 of the 8), asked through the other.
+    const host = hosts[0]!.size >= 2 ? 0 : 1
+    const asked = runners[1 - host]!
+    const [owner, member] = sessionIds.filter((id) => hosts[host]!.has(id))
+    const memberPhone: string = (await asked.call("GET", `/api/sessions/${member}`)).body.phone
+    const groups = (sessionId: string, path = "") => `/api/sessions/${sessionId}/groups${path}`
+
+    const created = await asked.call("POST", groups(owner!), { body: { subject: "across runners", participants: [memberPhone] } })
+    expect([created.status, created.body.subject, created.body.participants.length]).toEqual([201, "across runners", 2])
+    const groupId: string = created.body.id
+    const seen = await eventually(() => asked.call("GET", groups(member!, `/${groupId}`)), (r) => r.status === 200)
+    expect(seen.body.owner).toBe(created.body.owner)
+
+    const answered = async (response: Promise<{ status: number; body: { code?: string } }>) => {
+      const { body, status } = await response
+      return `${status} ${body.code}`
+    }
+    expect(await answered(asked.call("PUT", groups(member!, `/${groupId}/description`), { body: { description: "mine now" } }))).toBe("403 NOT_GROUP_ADMIN")
+    expect(await answered(asked.call("GET", groups(owner!, "/999999999999@g.us")))).toBe("404 GROUP_NOT_FOUND")
+    expect(await answered(asked.call("POST", `/api/sessions/${owner}/labels`, { body: { name: "VIP" } }))).toBe("409 NOT_A_BUSINESS_ACCOUNT")
+    // Linked: no QR shown, so no pairing code.
+    expect(await answered(asked.call("POST", `/api/sessions/${owner}/pairing-code`, { body: { phoneNumber: "+15551234567" } }))).toBe(
+      "409 SESSION_NOT_READY"
+    )
+  })
+
   it("stops accepting a key on every runner as soon as one runner revoked it", async () => {
     const created = await runners[0]!.call("POST", "/api/auth/api-keys", { body: { name: "short-lived", role: "viewer" } })
     expect(created.status).toBe(201)

@@ -296,14 +296,14 @@ describe("SessionSupervisor", () => {
       const [first, second, receipt] = yield* Effect.all([
         core.supervisor.stop(session.id),
         core.supervisor.stop(session.id),
-        core.supervisor.useConnection(session.id, "ready", engineCall("markRead", "15550001111@c.us", ["x"])).pipe(Effect.either)
+        core.supervisor.useConnection(session.id, engineCall("MarkRead", { chatId: "15550001111@c.us", engineMessageIds: ["x"] })).pipe(Effect.either)
       ], { concurrency: "unbounded" })
       expect([first, second]).toEqual([undefined, undefined])
       expect(Date.now() - started).toBeLessThan(2_000)
       // The receipt either went out before the stop or was refused; it never hangs.
       if (receipt._tag === "Left") expect(receipt.left.code).toBe("SESSION_NOT_READY")
       expect((yield* core.sessions.get(session.id)).status).toBe("stopped")
-      expect((yield* core.supervisor.useConnection(session.id, "ready", engineCall("markRead", "15550001111@c.us", ["x"])).pipe(Effect.flip)).code).toBe("SESSION_NOT_READY")
+      expect((yield* core.supervisor.useConnection(session.id, engineCall("MarkRead", { chatId: "15550001111@c.us", engineMessageIds: ["x"] })).pipe(Effect.flip)).code).toBe("SESSION_NOT_READY")
     }).pipe(Effect.scoped))
 
   it.live("announces message.sent when the network takes the message, then acks as it moves on", () =>

@@ -1,65 +1,153 @@
-import { Effect, Schema } from "effect"
-import { type EngineConnection, EngineError } from "./Engine.js"
+import { Rpc, RpcGroup } from "@effect/rpc"
+import { type Effect, Record, Schema } from "effect"
+import { Channel, ChannelMessage } from "../domain/Channel.js"
+import { ContactCheck } from "../domain/Contact.js"
+import { Conflict, EngineFailure, EngineTimeout, Forbidden, NotFound, NotSupported, ValidationFailed } from "../domain/Errors.js"
+import { Group, ParticipantAction, ParticipantResult } from "../domain/Group.js"
+import { Label } from "../domain/Label.js"
+import type { SessionStatus } from "../domain/Session.js"
+import type { EngineConnection, EngineError } from "./Engine.js"
 
 /**
- * An engine operation named as data rather than as a closure, so that it can travel to the
- * process holding the session's connection (in a cluster, another runner): `groups.get` with
- * `[groupId]` runs `connection.groups.get(groupId)` there. The operation's name and its
- * arguments are checked against `EngineConnection` at compile time by `engineCall`.
+ * The engine operations a session can be asked for from outside its actor, each with the
+ * schemas of what it takes and what it answers, so that it can travel to the process holding
+ * the session's connection (in a cluster, another runner) and come back checked. The list is
+ * closed: what a caller can name is an `EngineOperation`, and a runner answers only the Rpcs
+ * of its entity's protocol. `send`, `logout` and `downloadMedia` are not here: the actor runs
+ * those itself.
  */
-type Namespace = "groups" | "channels" | "labels" | "contacts"
-type Direct = "requestPairingCode" | "markRead" | "react"
 
-type NamespaceOperations<N extends Namespace> = {
-  readonly [M in keyof EngineConnection[N] & string as `${N}.${M}`]: EngineConnection[N][M]
+/** Every way an engine call can be refused, as the HTTP API reports it. */
+export const CallFailure = Schema.Union(Conflict, EngineFailure, NotFound, Forbidden, NotSupported, ValidationFailed, EngineTimeout)
+
+const operation = <const Tag extends string, Payload extends Schema.Struct.Fields, Success extends Schema.Schema.Any>(
+  tag: Tag,
+  payload: Payload,
+  success: Success
+) => Rpc.make(tag, { payload, success, error: CallFailure })
+
+const groupId = { groupId: Schema.String }
+const channelId = { channelId: Schema.String }
+const chatLabel = { chatId: Schema.String, labelId: Schema.String }
+
+export const EngineRpcs = RpcGroup.make(
+  operation("GroupsCreate", { subject: Schema.String, participants: Schema.Array(Schema.String) }, Group),
+  operation("GroupsGet", groupId, Group),
+  operation("GroupsList", {}, Schema.Array(Group)),
+  operation(
+    "GroupsUpdateParticipants",
+    { ...groupId, participants: Schema.Array(Schema.String), action: ParticipantAction },
+    Schema.Array(ParticipantResult)
+  ),
+  operation("GroupsSetSubject", { ...groupId, subject: Schema.String }, Schema.Void),
+  operation("GroupsSetDescription", { ...groupId, description: Schema.String }, Schema.Void),
+  operation("GroupsLeave", groupId, Schema.Void),
+  operation("GroupsInviteCode", groupId, Schema.String),
+  operation("GroupsRevokeInvite", groupId, Schema.String),
+  operation("GroupsJoin", { code: Schema.String }, Schema.String),
+  operation("ChannelsCreate", { name: Schema.String, description: Schema.NullOr(Schema.String) }, Channel),
+  operation("ChannelsGet", channelId, Channel),
+  operation("ChannelsDelete", channelId, Schema.Void),
+  operation(
+    "ChannelsSubscribe",
+    { target: Schema.Union(Schema.Struct(channelId), Schema.Struct({ inviteCode: Schema.String })) },
+    Channel
+  ),
+  operation("ChannelsUnsubscribe", channelId, Schema.Void),
+  operation("ChannelsMessages", { ...channelId, count: Schema.Number }, Schema.Array(ChannelMessage)),
+  operation("LabelsCreate", { name: Schema.String, color: Schema.NullOr(Schema.Number) }, Label),
+  operation("LabelsAddToChat", chatLabel, Schema.Void),
+  operation("LabelsRemoveFromChat", chatLabel, Schema.Void),
+  operation("ContactsCheck", { phones: Schema.Array(Schema.String) }, Schema.Array(ContactCheck)),
+  operation("RequestPairingCode", { phoneNumber: Schema.String }, Schema.String),
+  operation("MarkRead", { chatId: Schema.String, engineMessageIds: Schema.Array(Schema.String) }, Schema.Void),
+  operation(
+    "React",
+    {
+      chatId: Schema.String,
+      target: Schema.Struct({ engineMessageId: Schema.String, fromMe: Schema.Boolean, from: Schema.String }),
+      emoji: Schema.String
+    },
+    Schema.Void
+  )
+)
+
+type EngineRpc = RpcGroup.Rpcs<typeof EngineRpcs>
+export type EngineOperation = EngineRpc["_tag"]
+export type EnginePayload<Op extends EngineOperation> = Rpc.Payload<Rpc.ExtractTag<EngineRpc, Op>>
+export type EngineSuccess<Op extends EngineOperation> = Rpc.Success<Rpc.ExtractTag<EngineRpc, Op>>
+
+/**
+ * A client with one method per operation (the cluster's client of a session's entity is one).
+ * Indexed by a generic operation, a mapped type like this one (or `onConnection` below) keeps
+ * the method's payload and answer tied to that operation: no cast is needed to run a call.
+ */
+export type EngineClient<E> = {
+  readonly [Op in EngineOperation]: (payload: EnginePayload<Op>) => Effect.Effect<EngineSuccess<Op>, E>
 }
-type Operations =
-  & NamespaceOperations<"groups">
-  & NamespaceOperations<"channels">
-  & NamespaceOperations<"labels">
-  & NamespaceOperations<"contacts">
-  & { readonly [D in Direct]: EngineConnection[D] }
 
-export type EngineOperation = keyof Operations & string
-
-type ArgumentsOf<Op extends EngineOperation> = Operations[Op] extends (...args: infer A) => unknown ? A : []
-type ResultOf<Op extends EngineOperation> = Operations[Op] extends (...args: ReadonlyArray<never>) => Effect.Effect<infer A, unknown>
-  ? A
-  : Operations[Op] extends Effect.Effect<infer A, unknown> ? A
-  : never
-
-/** The wire form of an engine call; `A` is what the operation answers (only the types know it). */
-export const EngineCallSchema = Schema.Struct({
-  operation: Schema.String,
-  args: Schema.Array(Schema.Unknown)
-})
-export interface EngineCall<A = unknown> extends Schema.Schema.Type<typeof EngineCallSchema> {
-  readonly _A?: (_: never) => A
+/** An engine operation named as data, with its payload: what a service hands to the supervisor. */
+export interface EngineCall<Op extends EngineOperation> {
+  readonly operation: Op
+  readonly payload: EnginePayload<Op>
 }
 
-export const engineCall = <Op extends EngineOperation>(operation: Op, ...args: ArgumentsOf<Op>): EngineCall<ResultOf<Op>> => ({
+export const engineCall = <Op extends EngineOperation>(operation: Op, payload: EnginePayload<Op>): EngineCall<Op> => ({
   operation,
-  args
+  payload
 })
 
-const namespaces: ReadonlySet<string> = new Set<Namespace>(["groups", "channels", "labels", "contacts"])
-const directs: ReadonlySet<string> = new Set<Direct>(["requestPairingCode", "markRead", "react"])
+/** A pairing code is asked for while the QR is shown; everything else needs the account linked. */
+export const requiredStatus = (operation: EngineOperation): SessionStatus =>
+  operation === "RequestPairingCode" ? "qr_ready" : "ready"
 
-const unknownOperation = (operation: string) =>
-  new EngineError({ code: "UNKNOWN_OPERATION", message: `the engine has no operation ${operation}`, transient: false, refusal: "not_supported" })
+type ConnectionMethods = {
+  readonly [Op in EngineOperation]: (connection: EngineConnection, payload: EnginePayload<Op>) => Effect.Effect<EngineSuccess<Op>, EngineError>
+}
 
-/** Runs the call on a connection. A name outside `EngineOperation` is refused, never looked up. */
-export const applyEngineCall = (connection: EngineConnection, call: EngineCall): Effect.Effect<unknown, EngineError> =>
-  Effect.suspend(() => {
-    const [first = "", member, ...rest] = call.operation.split(".")
-    const owner: Record<string, unknown> | undefined = member === undefined
-      ? directs.has(first) ? connection as unknown as Record<string, unknown> : undefined
-      : namespaces.has(first) && rest.length === 0
-      ? connection[first as Namespace] as unknown as Record<string, unknown>
-      : undefined
-    const name = member ?? first
-    if (owner === undefined || !Object.hasOwn(owner, name)) return Effect.fail(unknownOperation(call.operation))
-    const target = owner[name]
-    if (typeof target === "function") return target.apply(owner, call.args) as Effect.Effect<unknown, EngineError>
-    return Effect.isEffect(target) ? target as Effect.Effect<unknown, EngineError> : Effect.fail(unknownOperation(call.operation))
-  })
+/**
+ * What each operation does on a connection: the table that lists the operations (a new Rpc in
+ * `EngineRpcs` does not compile until it has its line here).
+ */
+const onConnection: ConnectionMethods = {
+  GroupsCreate: (connection, { participants, subject }) => connection.groups.create(subject, participants),
+  GroupsGet: (connection, { groupId }) => connection.groups.get(groupId),
+  GroupsList: (connection) => connection.groups.list,
+  GroupsUpdateParticipants: (connection, { action, groupId, participants }) =>
+    connection.groups.updateParticipants(groupId, participants, action),
+  GroupsSetSubject: (connection, { groupId, subject }) => connection.groups.setSubject(groupId, subject),
+  GroupsSetDescription: (connection, { description, groupId }) => connection.groups.setDescription(groupId, description),
+  GroupsLeave: (connection, { groupId }) => connection.groups.leave(groupId),
+  GroupsInviteCode: (connection, { groupId }) => connection.groups.inviteCode(groupId),
+  GroupsRevokeInvite: (connection, { groupId }) => connection.groups.revokeInvite(groupId),
+  GroupsJoin: (connection, { code }) => connection.groups.join(code),
+  ChannelsCreate: (connection, { description, name }) => connection.channels.create(name, description),
+  ChannelsGet: (connection, { channelId }) => connection.channels.get(channelId),
+  ChannelsDelete: (connection, { channelId }) => connection.channels.delete(channelId),
+  ChannelsSubscribe: (connection, { target }) => connection.channels.subscribe(target),
+  ChannelsUnsubscribe: (connection, { channelId }) => connection.channels.unsubscribe(channelId),
+  ChannelsMessages: (connection, { channelId, count }) => connection.channels.messages(channelId, count),
+  LabelsCreate: (connection, { color, name }) => connection.labels.create(name, color),
+  LabelsAddToChat: (connection, { chatId, labelId }) => connection.labels.addToChat(chatId, labelId),
+  LabelsRemoveFromChat: (connection, { chatId, labelId }) => connection.labels.removeFromChat(chatId, labelId),
+  ContactsCheck: (connection, { phones }) => connection.contacts.check(phones),
+  RequestPairingCode: (connection, { phoneNumber }) => connection.requestPairingCode(phoneNumber),
+  MarkRead: (connection, { chatId, engineMessageIds }) => connection.markRead(chatId, engineMessageIds),
+  React: (connection, command) => connection.react(command)
+}
+
+/** Runs the call on the connection. */
+export const applyEngineCall = <Op extends EngineOperation>(
+  connection: EngineConnection,
+  call: EngineCall<Op>
+): Effect.Effect<EngineSuccess<Op>, EngineError> => onConnection[call.operation](connection, call.payload)
+
+/** Sends the call through a client that reaches the session's connection (the cluster's). */
+export const runEngineCall = <Op extends EngineOperation, E>(
+  client: EngineClient<E>,
+  call: EngineCall<Op>
+): Effect.Effect<EngineSuccess<Op>, E> => client[call.operation](call.payload)
+
+/** One entry per operation, as `make` builds it (the cluster's entity: a handler for each). */
+export const perOperation = <B>(make: (operation: EngineOperation) => B): { readonly [Op in EngineOperation]: B } =>
+  Record.map(onConnection, (_, operation) => make(operation))

@@ -38,8 +38,12 @@ export type ActorCommand = Data.TaggedEnum<{
    */
   UseConnection: {
     readonly required: SessionStatus
-    readonly use: (connection: EngineConnection) => Effect.Effect<unknown, EngineError>
-    readonly reply: Deferred.Deferred<unknown, EngineCallError>
+    /**
+     * Runs the call on the connection (or fails as `connection` does) and hands the outcome
+     * to the caller. Made by `useConnection`, which alone knows the answer's type: the
+     * mailbox is not generic.
+     */
+    readonly answer: (connection: Effect.Effect<EngineConnection, Conflict>) => Effect.Effect<void>
   }
   /** Internal: the link loop reached a terminal status (generation guards against stale news). */
   LinkEnded: { readonly generation: number }
@@ -47,6 +51,18 @@ export type ActorCommand = Data.TaggedEnum<{
   ChildCrashed: { readonly cause: Cause.Cause<never> }
 }>
 export const ActorCommand = Data.taggedEnum<ActorCommand>()
+
+/** An engine call for the actor to run once the session is `required`, answered through `reply`. */
+export const useConnection = <A>(
+  required: SessionStatus,
+  use: (connection: EngineConnection) => Effect.Effect<A, EngineError>,
+  reply: Deferred.Deferred<A, EngineCallError>
+): ActorCommand =>
+  ActorCommand.UseConnection({
+    required,
+    answer: (connection) =>
+      Effect.asVoid(Effect.intoDeferred(Effect.flatMap(connection, (open) => Effect.mapError(use(open), toApiError)), reply))
+  })
 
 /**
  * The identity of a session process: its mailbox and observable state. They outlive a crash
@@ -247,18 +263,17 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
      * Runs an engine call that needs the connection in a given status and answers the caller,
      * without holding up the mailbox while the engine works.
      */
-    const answerWithConnection = <A>(
+    const answerWithConnection = (
       required: SessionStatus,
-      reply: Deferred.Deferred<A, EngineCallError>,
-      use: (conn: EngineConnection) => Effect.Effect<A, EngineError>
+      answer: (connection: Effect.Effect<EngineConnection, Conflict>) => Effect.Effect<void>
     ) =>
       Effect.gen(function*() {
         const conn = yield* Ref.get(connection)
         const { status } = yield* SubscriptionRef.get(state)
-        const result = Option.isNone(conn) || status !== required
+        const usable = Option.isNone(conn) || status !== required
           ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `the session is ${status}; this needs it ${required}` }))
-          : use(conn.value).pipe(Effect.mapError(toApiError))
-        yield* Effect.forkScoped(Effect.intoDeferred(result, reply))
+          : Effect.succeed(conn.value)
+        yield* Effect.forkScoped(answer(usable))
       })
 
     let generation = 0
@@ -273,7 +288,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
           yield* outbound.enqueue(command.messageId)
           break
         case "UseConnection":
-          yield* answerWithConnection(command.required, command.reply, command.use)
+          yield* answerWithConnection(command.required, command.answer)
           break
         case "Restart":
           yield* Fiber.interrupt(link)
@@ -326,7 +341,7 @@ const refuseRemaining = (mailbox: Mailbox.Mailbox<ActorCommand>) =>
         case "Logout":
           return Deferred.succeed(command.done, false)
         case "UseConnection":
-          return Deferred.fail(command.reply, sessionNotRunning)
+          return command.answer(Effect.fail(sessionNotRunning))
         default:
           return Effect.void
       }

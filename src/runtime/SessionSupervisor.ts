@@ -25,7 +25,7 @@ import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
 import { runningStatuses, type SessionStatus } from "../domain/Session.js"
 import { Engine } from "./Engine.js"
-import { applyEngineCall, type EngineCall } from "./EngineCall.js"
+import { applyEngineCall, type EngineCall, type EngineOperation, type EngineSuccess, requiredStatus } from "./EngineCall.js"
 import { actorRestartSchedule } from "./ReconnectPolicy.js"
 import {
   ActorCommand,
@@ -35,7 +35,8 @@ import {
   runSessionActor,
   type SessionActorHandle,
   sessionNotRunning,
-  unlinkSession
+  unlinkSession,
+  useConnection
 } from "./SessionActor.js"
 
 /** How long an actor may take to wind down after Stop/Logout before it is interrupted. */
@@ -67,14 +68,13 @@ export interface SessionSupervisorService {
    */
   readonly send: (sessionId: string, messageId: string) => Effect.Effect<boolean>
   /**
-   * Runs an engine call on the session's connection once it is in `required` status (else
-   * SESSION_NOT_READY), e.g. a pairing code while `qr_ready`, read receipts while `ready`.
+   * Runs an engine call on the session's connection once it is in the status the operation
+   * needs (else SESSION_NOT_READY): a pairing code while `qr_ready`, the rest while `ready`.
    */
-  readonly useConnection: <A>(
+  readonly useConnection: <Op extends EngineOperation>(
     sessionId: string,
-    required: SessionStatus,
-    call: EngineCall<A>
-  ) => Effect.Effect<A, EngineCallError | EngineTimeout>
+    call: EngineCall<Op>
+  ) => Effect.Effect<EngineSuccess<Op>, EngineCallError | EngineTimeout>
   /** The live state of a running session. */
   readonly state: (sessionId: string) => Effect.Effect<Option.Option<ActorState>>
   /** The live state of a running session and its changes; empty when it is not running. */
@@ -259,13 +259,8 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           Option.isSome(handle)
             ? handle.value.mailbox.offer(ActorCommand.Send({ messageId }))
             : Effect.succeed(false)),
-      useConnection: <A>(sessionId: string, required: SessionStatus, call: EngineCall<A>) =>
-        // The mailbox is not generic: the answer travels as `unknown` and is what the call gave.
-        ask(sessionId, (reply: Deferred.Deferred<unknown, EngineCallError>) =>
-          ActorCommand.UseConnection({ required, use: (connection) => applyEngineCall(connection, call), reply })) as Effect.Effect<
-            A,
-            EngineCallError | EngineTimeout
-          >,
+      useConnection: (sessionId, call) =>
+        ask(sessionId, (reply) => useConnection(requiredStatus(call.operation), (connection) => applyEngineCall(connection, call), reply)),
       state: (sessionId) =>
         Effect.flatMap(handleOf(sessionId), Option.match({
           onNone: () => Effect.succeedNone,

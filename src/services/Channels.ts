@@ -33,12 +33,12 @@ const make = Effect.gen(function*() {
 
   const service: ChannelsService = {
     create: (sessionId, name, description) =>
-      call(sessionId, engineCall("channels.create", name, description)).pipe(Effect.tap(keep(sessionId))),
+      call(sessionId, engineCall("ChannelsCreate", { name, description })).pipe(Effect.tap(keep(sessionId))),
     list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page)),
     get: (sessionId, channelId) =>
       Effect.gen(function*() {
         if (yield* isReady(sessionId)) {
-          const channel = yield* call(sessionId, engineCall("channels.get", channelId))
+          const channel = yield* call(sessionId, engineCall("ChannelsGet", { channelId }))
           // Only channels the session owns or follows are kept; a looked-up one is not.
           if (channel.role !== "guest") yield* repo.upsert(sessionId, channel)
           return channel
@@ -50,13 +50,13 @@ const make = Effect.gen(function*() {
       }),
     remove: (sessionId, channelId) =>
       Effect.gen(function*() {
-        const channel = yield* call(sessionId, engineCall("channels.get", channelId))
-        yield* call(sessionId, channel.role === "owner" ? engineCall("channels.delete", channelId) : engineCall("channels.unsubscribe", channelId))
+        const channel = yield* call(sessionId, engineCall("ChannelsGet", { channelId }))
+        yield* call(sessionId, channel.role === "owner" ? engineCall("ChannelsDelete", { channelId }) : engineCall("ChannelsUnsubscribe", { channelId }))
         yield* repo.remove(sessionId, channelId)
       }),
     subscribe: (sessionId, target) =>
-      call(sessionId, engineCall("channels.subscribe", target)).pipe(Effect.tap(keep(sessionId))),
-    messages: (sessionId, channelId, count) => call(sessionId, engineCall("channels.messages", channelId, count))
+      call(sessionId, engineCall("ChannelsSubscribe", { target })).pipe(Effect.tap(keep(sessionId))),
+    messages: (sessionId, channelId, count) => call(sessionId, engineCall("ChannelsMessages", { channelId, count }))
   }
   return service
 })

@@ -24,7 +24,7 @@ const make = Effect.gen(function*() {
   const service: ContactsService = {
     check: (sessionId, phone) =>
       Effect.gen(function*() {
-        const [result] = yield* call(sessionId, engineCall("contacts.check", [phone]))
+        const [result] = yield* call(sessionId, engineCall("ContactsCheck", { phones: [phone] }))
         const checked = result ?? { number: phone, exists: false, chatId: null, lid: null }
         if (checked.exists) yield* repo.see(sessionId, { phone: checked.chatId, lid: checked.lid, name: null })
         return checked

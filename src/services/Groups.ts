@@ -49,7 +49,7 @@ const make = Effect.gen(function*() {
 
   /** Asks the network for the group and keeps what it says; a group gone from it goes from the Store. */
   const refresh = (sessionId: string, groupId: string) =>
-    call(sessionId, engineCall("groups.get", groupId)).pipe(
+    call(sessionId, engineCall("GroupsGet", { groupId })).pipe(
       Effect.tap((group) => repo.upsert(sessionId, group)),
       Effect.tapErrorTag("NotFound", () => repo.remove(sessionId, groupId))
     )
@@ -58,13 +58,13 @@ const make = Effect.gen(function*() {
 
   const service: GroupsService = {
     create: (sessionId, subject, participants) =>
-      call(sessionId, engineCall("groups.create", subject, participants)).pipe(
+      call(sessionId, engineCall("GroupsCreate", { subject, participants })).pipe(
         Effect.tap((group) => repo.upsert(sessionId, group))
       ),
     list: (sessionId, page) =>
       Effect.gen(function*() {
         if (yield* isReady(sessionId)) {
-          const groups = yield* call(sessionId, engineCall("groups.list"))
+          const groups = yield* call(sessionId, engineCall("GroupsList", {}))
           const known = yield* repo.list(sessionId, Option.none())
           const current = new Set(groups.map((group) => group.id))
           yield* Effect.forEach(known.items.filter((group) => !current.has(group.id)), (group) => repo.remove(sessionId, group.id), { discard: true })
@@ -82,21 +82,21 @@ const make = Effect.gen(function*() {
           }))),
     changeParticipants: (sessionId, groupId, action, participants) =>
       Effect.gen(function*() {
-        const results = yield* call(sessionId, engineCall("groups.updateParticipants", groupId, participants, action))
+        const results = yield* call(sessionId, engineCall("GroupsUpdateParticipants", { groupId, participants, action }))
         // The change is made on the network: reading the group back is only the Store's copy.
         yield* bestEffort("groups: reading back a group after a participant change")(refresh(sessionId, groupId))
         return { groupId, results }
       }),
     setSubject: (sessionId, groupId, subject) =>
-      Effect.zipRight(call(sessionId, engineCall("groups.setSubject", groupId, subject)), refresh(sessionId, groupId)),
+      Effect.zipRight(call(sessionId, engineCall("GroupsSetSubject", { groupId, subject })), refresh(sessionId, groupId)),
     setDescription: (sessionId, groupId, description) =>
-      Effect.zipRight(call(sessionId, engineCall("groups.setDescription", groupId, description)), refresh(sessionId, groupId)),
+      Effect.zipRight(call(sessionId, engineCall("GroupsSetDescription", { groupId, description })), refresh(sessionId, groupId)),
     leave: (sessionId, groupId) =>
-      Effect.zipRight(call(sessionId, engineCall("groups.leave", groupId)), repo.remove(sessionId, groupId)),
-    inviteCode: (sessionId, groupId) => Effect.map(call(sessionId, engineCall("groups.inviteCode", groupId)), invite(groupId)),
-    revokeInvite: (sessionId, groupId) => Effect.map(call(sessionId, engineCall("groups.revokeInvite", groupId)), invite(groupId)),
+      Effect.zipRight(call(sessionId, engineCall("GroupsLeave", { groupId })), repo.remove(sessionId, groupId)),
+    inviteCode: (sessionId, groupId) => Effect.map(call(sessionId, engineCall("GroupsInviteCode", { groupId })), invite(groupId)),
+    revokeInvite: (sessionId, groupId) => Effect.map(call(sessionId, engineCall("GroupsRevokeInvite", { groupId })), invite(groupId)),
     join: (sessionId, code) =>
-      Effect.flatMap(call(sessionId, engineCall("groups.join", code)), (groupId) => refresh(sessionId, groupId))
+      Effect.flatMap(call(sessionId, engineCall("GroupsJoin", { code })), (groupId) => refresh(sessionId, groupId))
   }
   return service
 })

@@ -32,15 +32,15 @@ const make = Effect.gen(function*() {
   const service: LabelsService = {
     list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page)),
     create: (sessionId, name, color) =>
-      call(sessionId, engineCall("labels.create", name, color)).pipe(Effect.tap((label) => repo.upsert(sessionId, label))),
+      call(sessionId, engineCall("LabelsCreate", { name, color })).pipe(Effect.tap((label) => repo.upsert(sessionId, label))),
     ofChat: (sessionId, chatId) => Effect.zipRight(exists(sessionId), repo.ofChat(sessionId, chatId)),
     addToChat: (sessionId, chatId, labelId) =>
-      call(sessionId, engineCall("labels.addToChat", chatId, labelId)).pipe(
+      call(sessionId, engineCall("LabelsAddToChat", { chatId, labelId })).pipe(
         Effect.zipRight(repo.setOnChat(sessionId, chatId, labelId, true)),
         Effect.zipRight(repo.ofChat(sessionId, chatId))
       ),
     removeFromChat: (sessionId, chatId, labelId) =>
-      call(sessionId, engineCall("labels.removeFromChat", chatId, labelId)).pipe(
+      call(sessionId, engineCall("LabelsRemoveFromChat", { chatId, labelId })).pipe(
         Effect.zipRight(repo.setOnChat(sessionId, chatId, labelId, false)),
         Effect.zipRight(repo.ofChat(sessionId, chatId))
       )

@@ -237,8 +237,7 @@ const make = Effect.gen(function*() {
         const { engineMessageId, from, fromMe } = target.value
         yield* supervisor.useConnection(
           sessionId,
-          "ready",
-          engineCall("react", { chatId, emoji, target: { engineMessageId: engineMessageId!, fromMe, from } })
+          engineCall("React", { chatId, emoji, target: { engineMessageId: engineMessageId!, fromMe, from } })
         )
         const me = session.phone === null ? "" : `${session.phone}@c.us`
         yield* transactionally(Effect.gen(function*() {
@@ -291,7 +290,7 @@ const make = Effect.gen(function*() {
         )
         if (rows.length === 0) return { chatId, read: 0 }
         const engineMessageIds = rows.map((row) => row.engineMessageId!)
-        yield* supervisor.useConnection(sessionId, "ready", engineCall("markRead", chatId, engineMessageIds))
+        yield* supervisor.useConnection(sessionId, engineCall("MarkRead", { chatId, engineMessageIds }))
         const at = new Date().toISOString()
         yield* Effect.forEach(rows, (row) => messages.updateStatus(row.id, "read", at), { discard: true })
         return { chatId, read: rows.length }

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { SessionRepo } from "../layers/store/SessionRepo.js"
-import type { EngineCall } from "../runtime/EngineCall.js"
+import type { EngineCall, EngineOperation } from "../runtime/EngineCall.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 
 /**
@@ -13,8 +13,8 @@ export const makeSessionCalls = Effect.gen(function*() {
   const sessions = yield* SessionRepo
   const supervisor = yield* SessionSupervisor
   return {
-    call: <A>(sessionId: string, call: EngineCall<A>) =>
-      Effect.zipRight(sessions.get(sessionId), supervisor.useConnection(sessionId, "ready", call)),
+    call: <Op extends EngineOperation>(sessionId: string, call: EngineCall<Op>) =>
+      Effect.zipRight(sessions.get(sessionId), supervisor.useConnection(sessionId, call)),
     isReady: (sessionId: string) =>
       Effect.zipRight(
         sessions.get(sessionId),

@@ -148,7 +148,7 @@ const make = Effect.gen(function*() {
     pairingCode: (sessionId, phoneNumber) =>
       Effect.zipRight(
         find(sessionId),
-        Effect.map(supervisor.useConnection(sessionId, "qr_ready", engineCall("requestPairingCode", phoneNumber.replace(/^\+/, ""))), (code) => ({ code }))
+        Effect.map(supervisor.useConnection(sessionId, engineCall("RequestPairingCode", { phoneNumber: phoneNumber.replace(/^\+/, "") })), (code) => ({ code }))
       ),
     me: (sessionId) =>
       Effect.flatMap(find(sessionId), (row) =>

@@ -1,13 +1,12 @@
 import type { Sharding } from "@effect/cluster"
 import { Cause, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { SessionRepo } from "../../layers/store/SessionRepo.js"
-import { Conflict, type EngineCallError, type EngineTimeout } from "../../domain/Errors.js"
-import type { SessionStatus } from "../../domain/Session.js"
-import type { EngineCall } from "../EngineCall.js"
+import { Conflict } from "../../domain/Errors.js"
+import { CallFailure, type EngineClient, runEngineCall } from "../EngineCall.js"
 import type { ActorState } from "../SessionActor.js"
 import { SessionSupervisor, type SessionSupervisorService } from "../SessionSupervisor.js"
 import { ClusterUnreachable, whenUnreachable } from "./ClusterUnreachable.js"
-import { CallFailure, LocalSupervisor, SessionEntity } from "./SessionEntity.js"
+import { LocalSupervisor, SessionEntity } from "./SessionEntity.js"
 
 /** How long a lifecycle command may wait for the session's shard to have a runner. */
 const COMMAND_TIMEOUT = Duration.seconds(30)
@@ -67,8 +66,10 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
             Effect.timeout(HAND_OVER_TIMEOUT),
             whenUnreachable(() => Effect.succeed(false))
           ),
-        useConnection: <A>(sessionId: string, required: SessionStatus, call: EngineCall<A>) =>
-          clientFor(sessionId).Call({ required, call }).pipe(
+        useConnection: (sessionId, call) => {
+          // The entity's client has one method per engine operation, like any `EngineClient`.
+          const engine: EngineClient<unknown> = clientFor(sessionId)
+          return runEngineCall(engine, call).pipe(
             Effect.timeout(CALL_TIMEOUT),
             // The engine's own refusals pass through; anything else means the session is moving.
             whenUnreachable((cause) => {
@@ -77,7 +78,8 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
                 ? Effect.fail(failure.value)
                 : Effect.fail(movingSession(sessionId))
             })
-          ) as Effect.Effect<A, EngineCallError | EngineTimeout>,
+          )
+        },
         state,
         // Ends when the session is not running (or cannot be reached), as the local watch does.
         watch: (sessionId) =>

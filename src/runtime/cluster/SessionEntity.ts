@@ -1,20 +1,11 @@
 import { untilStoreIsBack } from "../storeOutage.js"
 import { StoreUnavailable } from "../../domain/Errors.js"
 import { Entity } from "@effect/cluster"
-import { Rpc } from "@effect/rpc"
+import { Rpc, RpcGroup } from "@effect/rpc"
 import { Context, Effect, Option, Schema } from "effect"
 import { SessionRepo } from "../../layers/store/SessionRepo.js"
-import {
-  Conflict,
-  EngineFailure,
-  EngineTimeout,
-  Forbidden,
-  NotFound,
-  NotSupported,
-  ValidationFailed
-} from "../../domain/Errors.js"
 import { LastError, SessionStatus } from "../../domain/Session.js"
-import { EngineCallSchema } from "../EngineCall.js"
+import { engineCall, type EngineOperation, type EnginePayload, EngineRpcs, perOperation } from "../EngineCall.js"
 import type { ActorState } from "../SessionActor.js"
 import type { SessionSupervisorService } from "../SessionSupervisor.js"
 
@@ -25,30 +16,26 @@ export const LiveState = Schema.Struct({
   lastError: Schema.NullOr(LastError)
 })
 
-/** Every way an engine call can be refused, as the HTTP API reports it. */
-export const CallFailure = Schema.Union(Conflict, EngineFailure, NotFound, Forbidden, NotSupported, ValidationFailed, EngineTimeout)
-
 /**
  * A session in a cluster: one entity per session id, living on the runner that owns the id's
- * shard. Its commands are the supervisor's, as Rpcs; the runner that hosts it runs the
- * session's actor (and so holds its engine connection) in the entity's scope.
+ * shard. Its commands are the supervisor's, as Rpcs, and the engine operations, one Rpc each
+ * (`EngineRpcs`); the runner that hosts it runs the session's actor (and so holds its engine
+ * connection) in the entity's scope. A message naming any other Rpc is refused by the runner.
  */
-export const SessionEntity = Entity.make("Session", [
-  Rpc.make("Start", { error: StoreUnavailable }),
-  Rpc.make("Stop", { error: StoreUnavailable }),
-  Rpc.make("Restart", { error: StoreUnavailable }),
-  Rpc.make("Logout", { error: StoreUnavailable }),
-  Rpc.make("Remove", { error: StoreUnavailable }),
-  Rpc.make("Send", { payload: { messageId: Schema.String }, success: Schema.Boolean }),
-  Rpc.make("Call", {
-    payload: { required: SessionStatus, call: EngineCallSchema },
-    success: Schema.Unknown,
-    error: CallFailure
-  }),
-  Rpc.make("State", { success: Schema.Option(LiveState) }),
-  /** Nothing, but bringing the entity up if it is not (see `Reconciler`). */
-  Rpc.make("Ensure")
-])
+export const SessionEntity = Entity.fromRpcGroup(
+  "Session",
+  RpcGroup.make(
+    Rpc.make("Start", { error: StoreUnavailable }),
+    Rpc.make("Stop", { error: StoreUnavailable }),
+    Rpc.make("Restart", { error: StoreUnavailable }),
+    Rpc.make("Logout", { error: StoreUnavailable }),
+    Rpc.make("Remove", { error: StoreUnavailable }),
+    Rpc.make("Send", { payload: { messageId: Schema.String }, success: Schema.Boolean }),
+    Rpc.make("State", { success: Schema.Option(LiveState) }),
+    /** Nothing, but bringing the entity up if it is not (see `Reconciler`). */
+    Rpc.make("Ensure")
+  ).merge(EngineRpcs)
+)
 
 /** The supervisor of this runner's own actors, which the entities drive. */
 export class LocalSupervisor extends Context.Tag("switchboard/cluster/LocalSupervisor")<
@@ -88,14 +75,18 @@ export const SessionEntityLive = SessionEntity.toLayer(
       yield* keepAlive(true)
     }
 
+    // Every engine operation goes to this runner's supervisor, which hands it to the actor.
+    const forward = <Op extends EngineOperation>(request: { readonly tag: Op; readonly payload: EnginePayload<Op> }) =>
+      local.useConnection(sessionId, engineCall(request.tag, request.payload))
+
     return SessionEntity.of({
+      ...perOperation<typeof forward>(() => forward),
       Start: () => Effect.zipRight(local.start(sessionId), keepAlive(true)),
       Stop: () => Effect.zipRight(local.stop(sessionId), keepAlive(false)),
       Restart: () => Effect.zipRight(local.restart(sessionId), keepAlive(true)),
       Logout: () => Effect.zipRight(local.logout(sessionId), keepAlive(false)),
       Remove: () => Effect.zipRight(local.remove(sessionId), keepAlive(false)),
       Send: ({ payload }) => local.send(sessionId, payload.messageId),
-      Call: ({ payload }) => local.useConnection(sessionId, payload.required, payload.call),
       State: () => Effect.map(local.state(sessionId), Option.map(toLive)),
       Ensure: () => Effect.void
     })
