@@ -4,7 +4,8 @@ import { Cause, Effect, Layer, Logger, Option } from "effect"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { AppSettings } from "../src/domain/Settings.js"
-import { ApiKeyRepo } from "../src/layers/store/ApiKeyRepo.js"
+import { ApiKeyRepo } from "../src/runtime/ports/store/ApiKeyRepo.js"
+import { SqlApiKeyRepo } from "../src/layers/store/ApiKeyRepo.js"
 import { SqliteStoreLive } from "../src/layers/store/SqliteStore.js"
 import { CachedCopies } from "../src/runtime/CachedCopies.js"
 import { ApiKeys, hashApiKey } from "../src/services/ApiKeys.js"
@@ -20,7 +21,7 @@ const storeFile = () => path.join(tempDir(), "switchboard.db")
 const keysOn = (file: string) =>
   Effect.map(testSettings({ dataDir: path.dirname(file) }), (settings) =>
     ApiKeys.layer.pipe(
-      Layer.provideMerge(ApiKeyRepo.Default),
+      Layer.provideMerge(SqlApiKeyRepo),
       Layer.provideMerge(SqliteStoreLive(file)),
       Layer.provide([CachedCopies.singleProcess, NodeContext.layer, AppSettings.layer(settings)])
     )
@@ -30,7 +31,7 @@ const keysOn = (file: string) =>
 const lastUseIn = (file: string) =>
   Effect.flatMap(ApiKeyRepo, (repo) => repo.findByHash(hashApiKey(TEST_KEY))).pipe(
     Effect.map(Option.map((row) => row.lastUsedAt)),
-    Effect.provide(ApiKeyRepo.Default.pipe(Layer.provide(SqliteStoreLive(file))))
+    Effect.provide(SqlApiKeyRepo.pipe(Layer.provide(SqliteStoreLive(file))))
   )
 
 const capturingLogs = () => {

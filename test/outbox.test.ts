@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Option } from "effect"
 import { defaultSettings } from "../src/app/Config.js"
 import { storeFromSettings } from "../src/app/App.js"
-import { EventRepo } from "../src/layers/store/EventRepo.js"
-import { SessionRepo } from "../src/layers/store/SessionRepo.js"
+import { EventRepo } from "../src/runtime/ports/store/EventRepo.js"
+import { SessionRepo } from "../src/runtime/ports/store/SessionRepo.js"
 import { makeTransactionally } from "../src/layers/store/transaction.js"
 import { Events } from "../src/runtime/Events.js"
 import { makeEvent } from "../src/domain/makeEvent.js"
@@ -33,11 +33,11 @@ for (const backend of storeBackends("outbox.test.ts")) {
 
           const failed = yield* Effect.exit(transactionally(Effect.zipRight(announce("failed"), Effect.fail("the change was abandoned"))))
           expect(Exit.isFailure(failed)).toBe(true)
-          expect((yield* sessions.get(row.id)).status).toBe("created")
+          expect(Option.map(yield* sessions.findById(row.id), (found) => found.status)).toEqual(Option.some("created"))
           expect(yield* outbox.undispatched(10)).toEqual([])
 
           yield* transactionally(announce("ready"))
-          expect((yield* sessions.get(row.id)).status).toBe("ready")
+          expect(Option.map(yield* sessions.findById(row.id), (found) => found.status)).toEqual(Option.some("ready"))
           const [event] = yield* outbox.undispatched(10)
           expect(event).toMatchObject({ event: "session.status", sessionId: row.id, data: { status: "ready" } })
           yield* outbox.markDispatched([event!.id])

@@ -4,18 +4,10 @@ import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
 import { join } from "node:path"
 import { EngineEvent } from "../src/runtime/Engine.js"
 import { SandboxLedger } from "../src/runtime/engines/sandbox/Ledger.js"
-import {
-  AuthRepo,
-  MessageRepo,
-  migrations,
-  parseDatabaseUrl,
-  RepositoriesLive,
-  SessionRepo,
-  SqlSandboxLedger,
-  storeLayerFromUrl,
-  type MessageRow,
-  type SessionRow
-} from "../src/layers/store/index.js"
+import { migrations, parseDatabaseUrl, RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "../src/layers/store/index.js"
+import { AuthRepo } from "../src/runtime/ports/store/AuthRepo.js"
+import { MessageRepo, type MessageRow } from "../src/runtime/ports/store/MessageRepo.js"
+import { SessionRepo, type SessionRow } from "../src/runtime/ports/store/SessionRepo.js"
 import { sessionRow } from "./support/fixtures.js"
 import { storeBackends } from "./support/storeBackends.js"
 

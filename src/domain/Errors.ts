@@ -61,6 +61,11 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
   message: Schema.String
 }) {}
 
+/** A session of that name exists already: names are unique, like ids. */
+export class SessionNameTaken extends Schema.TaggedError<SessionNameTaken>()("SessionNameTaken", {
+  name: Schema.String
+}) {}
+
 export type ApiError =
   | ValidationFailed
   | Unauthorized

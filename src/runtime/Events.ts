@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
 import type { StoreUnavailable } from "../domain/Errors.js"
-import { EventRepo } from "../layers/store/EventRepo.js"
+import { EventRepo } from "./ports/store/EventRepo.js"
 import type { DomainEvent } from "../domain/Events.js"
 
 /**

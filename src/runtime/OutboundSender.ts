@@ -1,7 +1,8 @@
 import { untilStoreIsBack } from "./storeOutage.js"
 import { Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { mediaKey, type MediaStoreService } from "../layers/media/MediaStore.js"
-import type { MessageRepo, MessageRow } from "../layers/store/MessageRepo.js"
+import type { MessageRow } from "./ports/store/MessageRepo.js"
+import type { MessageRepo } from "./ports/store/MessageRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
@@ -14,7 +15,7 @@ export interface OutboundDeps {
   readonly pacing: PacingSettings
   /** Some while the session is ready; the lane sends only then. */
   readonly readyConnection: SubscriptionRef.SubscriptionRef<Option.Option<EngineConnection>>
-  readonly messages: MessageRepo
+  readonly messages: MessageRepo["Type"]
   readonly mediaStore: MediaStoreService
   /** Kept at the number of sends in the lane (the one going out included), for a graceful shutdown. */
   readonly queuedSends: Ref.Ref<number>

@@ -17,8 +17,8 @@ import {
   SynchronizedRef
 } from "effect"
 import { MediaStore } from "../layers/media/MediaStore.js"
-import { MessageRepo } from "../layers/store/MessageRepo.js"
-import { SessionRepo } from "../layers/store/SessionRepo.js"
+import { MessageRepo } from "./ports/store/MessageRepo.js"
+import { SessionRepo } from "./ports/store/SessionRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
 import { type EngineCallError, EngineTimeout } from "../domain/Errors.js"
 import { Events } from "./Events.js"

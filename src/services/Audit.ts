@@ -1,13 +1,14 @@
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { AppSettings } from "../domain/Settings.js"
-import { AuditRepo } from "../layers/store/AuditRepo.js"
+import { AuditRepo } from "../runtime/ports/store/AuditRepo.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 import type { AuditFilter, AuditRecord } from "../domain/Audit.js"
 
 export interface AuditService {
   /** Keeps a record; a Store outage is logged, never passed on to the request it describes. */
   readonly record: (record: AuditRecord) => Effect.Effect<void>
-  readonly list: (filter: AuditFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<AuditRecord>>
+  readonly list: (filter: AuditFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<AuditRecord>, StoreUnavailable>
 }
 
 /** The audit log: who did what, from where, with what outcome; kept `AUDIT_RETENTION_DAYS`. */
@@ -26,7 +27,7 @@ export class Audit extends Context.Tag("switchboard/Audit")<Audit, AuditService>
       yield* Effect.forkScoped(Effect.repeat(prune, Schedule.spaced("1 hour")))
       return Audit.of({
         record: (record) => repo.insert(record).pipe(Effect.catchAll((error) => Effect.logError("audit log: a record could not be written", error))),
-        list: (filter, page) => Effect.orDie(repo.list(filter, page))
+        list: (filter, page) => repo.list(filter, page)
       })
     })
   )

@@ -1,6 +1,6 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option } from "effect"
-import { ChannelRepo } from "../layers/store/ChannelRepo.js"
+import { ChannelRepo } from "../runtime/ports/store/ChannelRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import type { Channel, ChannelMessage, SubscribeRequest } from "../domain/Channel.js"
 import type { EngineCallError, EngineTimeout } from "../domain/Errors.js"

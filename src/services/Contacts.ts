@@ -1,6 +1,6 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, type Option } from "effect"
-import { ContactRepo } from "../layers/store/ContactRepo.js"
+import { ContactRepo } from "../runtime/ports/store/ContactRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import type { ContactCheck, Contact } from "../domain/Contact.js"
 import type { EngineCallError, EngineTimeout, NotFound } from "../domain/Errors.js"

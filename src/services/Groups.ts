@@ -1,6 +1,6 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option } from "effect"
-import { GroupRepo } from "../layers/store/GroupRepo.js"
+import { GroupRepo } from "../runtime/ports/store/GroupRepo.js"
 import { bestEffort } from "../runtime/bestEffort.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import type { EngineCallError, EngineTimeout } from "../domain/Errors.js"

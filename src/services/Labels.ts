@@ -1,6 +1,6 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, type Option } from "effect"
-import { LabelRepo } from "../layers/store/LabelRepo.js"
+import { LabelRepo } from "../runtime/ports/store/LabelRepo.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import type { EngineCallError, EngineTimeout, NotFound } from "../domain/Errors.js"
 import type { Label } from "../domain/Label.js"

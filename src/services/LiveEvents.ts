@@ -1,6 +1,6 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Chunk, Context, Effect, Layer, Option, Stream } from "effect"
-import { EventRepo } from "../layers/store/EventRepo.js"
+import { EventRepo } from "../runtime/ports/store/EventRepo.js"
 import { Events } from "../runtime/Events.js"
 import { type DomainEvent, type EventKind } from "../domain/Events.js"
 

@@ -1,11 +1,12 @@
+import { existingSession } from "./sessionLookup.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { mediaKey, MediaStore, type MediaStoreError } from "../layers/media/MediaStore.js"
-import { type BatchRecord, BatchRepo } from "../layers/store/BatchRepo.js"
-import type { MediaRecord, MessageRow } from "../layers/store/messageRecords.js"
-import { MessageRepo } from "../layers/store/MessageRepo.js"
+import { type BatchRecord, BatchRepo } from "../runtime/ports/store/BatchRepo.js"
+import type { MediaRecord, MessageRow } from "../runtime/ports/store/MessageRepo.js"
+import { MessageRepo } from "../runtime/ports/store/MessageRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"
-import { SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
+import { SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
@@ -107,7 +108,7 @@ const make = Effect.gen(function*() {
 
   /** The session, if it accepts sends now (see `acceptsSends`: they wait for the session to be ready). */
   const sendingSession = (sessionId: string) =>
-    Effect.flatMap(sessions.get(sessionId), (session) =>
+    Effect.flatMap(existingSession(sessions, sessionId), (session) =>
       acceptsSends(session.status, session.phone !== null)
         ? Effect.succeed(session)
         : Effect.fail(
@@ -148,7 +149,7 @@ const make = Effect.gen(function*() {
 
   const findBatch = (sessionId: string, batchId: string) =>
     Effect.zipRight(
-      sessions.get(sessionId),
+      existingSession(sessions, sessionId),
       Effect.flatMap(batches.find(sessionId, batchId), Option.match({
         onNone: () => Effect.fail(new NotFound({ code: "BATCH_NOT_FOUND", message: `Batch ${batchId} does not exist` })),
         onSome: (batch) => Effect.succeed(toBatch(batch))
@@ -157,7 +158,7 @@ const make = Effect.gen(function*() {
 
   const get = (sessionId: string, messageId: string) =>
     Effect.zipRight(
-      sessions.get(sessionId),
+      existingSession(sessions, sessionId),
       Effect.flatMap(messages.findById(sessionId, messageId), Option.match({
         onNone: () => Effect.fail(messageNotFound(messageId)),
         onSome: Effect.succeed
@@ -215,7 +216,7 @@ const make = Effect.gen(function*() {
       }),
     getMedia: (sessionId, messageId) =>
       Effect.gen(function*() {
-        yield* sessions.get(sessionId)
+        yield* existingSession(sessions, sessionId)
         const row = Option.filter(yield* messages.findRow(messageId), (row) => row.sessionId === sessionId)
         if (Option.isNone(row)) return yield* messageNotFound(messageId)
         const media = row.value.media
@@ -226,7 +227,7 @@ const make = Effect.gen(function*() {
       }),
     react: (sessionId, { chatId, emoji, messageId }) =>
       Effect.gen(function*() {
-        const session = yield* sessions.get(sessionId)
+        const session = yield* existingSession(sessions, sessionId)
         const target = Option.filter(
           yield* messages.findRow(messageId),
           (row) => row.sessionId === sessionId && row.chatId === chatId && row.engineMessageId !== null
@@ -281,7 +282,7 @@ const make = Effect.gen(function*() {
       }),
     markRead: (sessionId, { chatId, messageIds }) =>
       Effect.gen(function*() {
-        yield* sessions.get(sessionId)
+        yield* existingSession(sessions, sessionId)
         const wanted = messageIds === undefined ? undefined : new Set(messageIds)
         const unread = (yield* messages.list(sessionId, { chatId, direction: "in", status: "delivered" }, Option.none())).items
           .filter((message) => wanted === undefined || wanted.has(message.id))
@@ -295,7 +296,7 @@ const make = Effect.gen(function*() {
         yield* Effect.forEach(rows, (row) => messages.updateStatus(row.id, "read", at), { discard: true })
         return { chatId, read: rows.length }
       }),
-    list: (sessionId, filter, page) => Effect.zipRight(sessions.get(sessionId), messages.list(sessionId, filter, page)),
+    list: (sessionId, filter, page) => Effect.zipRight(existingSession(sessions, sessionId), messages.list(sessionId, filter, page)),
     get
   }
   return service

@@ -1,5 +1,6 @@
+import { existingSession } from "./sessionLookup.js"
 import { Effect } from "effect"
-import { SessionRepo } from "../layers/store/SessionRepo.js"
+import { SessionRepo } from "../runtime/ports/store/SessionRepo.js"
 import type { EngineCall, EngineOperation } from "../runtime/EngineCall.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 
@@ -14,12 +15,12 @@ export const makeSessionCalls = Effect.gen(function*() {
   const supervisor = yield* SessionSupervisor
   return {
     call: <Op extends EngineOperation>(sessionId: string, call: EngineCall<Op>) =>
-      Effect.zipRight(sessions.get(sessionId), supervisor.useConnection(sessionId, call)),
+      Effect.zipRight(existingSession(sessions, sessionId), supervisor.useConnection(sessionId, call)),
     isReady: (sessionId: string) =>
       Effect.zipRight(
-        sessions.get(sessionId),
+        existingSession(sessions, sessionId),
         Effect.map(supervisor.state(sessionId), (state) => state._tag === "Some" && state.value.status === "ready")
       ),
-    exists: (sessionId: string) => Effect.asVoid(sessions.get(sessionId))
+    exists: (sessionId: string) => Effect.asVoid(existingSession(sessions, sessionId))
   }
 })

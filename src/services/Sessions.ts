@@ -1,7 +1,8 @@
+import { existingSession } from "./sessionLookup.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, type Duration, Effect, Layer, Option, Stream } from "effect"
 import QRCode from "qrcode"
-import { type SessionFilter, SessionRepo, type SessionRow } from "../layers/store/SessionRepo.js"
+import { type SessionFilter, SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
@@ -73,7 +74,7 @@ const make = Effect.gen(function*() {
   const supervisor = yield* SessionSupervisor
   const engine = yield* Engine
 
-  const find = repo.get
+  const find = (sessionId: string) => existingSession(repo, sessionId)
   const get = (sessionId: string) => Effect.map(find(sessionId), toSession)
 
   const awaitStatus: SessionsService["awaitStatus"] = (sessionId, predicate, timeout) =>
@@ -121,10 +122,12 @@ const make = Effect.gen(function*() {
           createdAt: now,
           updatedAt: now
         }
-        yield* repo.insert(row)
+        yield* repo.insert(row).pipe(Effect.catchTag("SessionNameTaken", ({ name }) =>
+          Effect.fail(new Conflict({ code: "SESSION_NAME_TAKEN", message: `A session named "${name}" already exists` }))))
         if (request.autoStart === true) {
           yield* supervisor.start(row.id)
-          return yield* Effect.orDie(awaitStatus(row.id, (status) => status !== "created", "2 seconds"))
+          // The row was just written: it cannot be missing.
+          return yield* awaitStatus(row.id, (status) => status !== "created", "2 seconds").pipe(Effect.catchTag("NotFound", Effect.die))
         }
         return toSession(row)
       }),

@@ -1,11 +1,12 @@
+import { existingSession } from "./sessionLookup.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { lookup } from "node:dns/promises"
 import { AppSettings } from "../domain/Settings.js"
-import { DeliveryRepo } from "../layers/store/DeliveryRepo.js"
-import { SessionRepo } from "../layers/store/SessionRepo.js"
-import { WebhookRepo, type WebhookRow, type WebhookScope } from "../layers/store/WebhookRepo.js"
+import { DeliveryRepo } from "../runtime/ports/store/DeliveryRepo.js"
+import { SessionRepo } from "../runtime/ports/store/SessionRepo.js"
+import { WebhookRepo, type WebhookRow, type WebhookScope } from "../runtime/ports/store/WebhookRepo.js"
 import { WebhookDispatcher } from "../runtime/webhooks/Dispatcher.js"
 import { NotFound, ValidationFailed } from "../domain/Errors.js"
 import { uuidv7 } from "../domain/uuidv7.js"
@@ -89,7 +90,7 @@ const make = Effect.gen(function*() {
   const service: WebhooksService = {
     create: (sessionId, request) =>
       Effect.gen(function*() {
-        if (sessionId !== null) yield* sessions.get(sessionId)
+        if (sessionId !== null) yield* existingSession(sessions, sessionId)
         yield* checkDestination(request.url)
         const now = new Date().toISOString()
         const row: WebhookRow = {
@@ -110,7 +111,7 @@ const make = Effect.gen(function*() {
       }),
     list: (scope, page) =>
       Effect.gen(function*() {
-        if ("sessionId" in scope) yield* sessions.get(scope.sessionId)
+        if ("sessionId" in scope) yield* existingSession(sessions, scope.sessionId)
         const listed = yield* repo.list(scope, page)
         return { ...listed, items: listed.items.map(toWebhook) }
       }),

@@ -1,4 +1,4 @@
-import type { SessionRow } from "../../src/layers/store/SessionRepo.js"
+import type { SessionRow } from "../../src/runtime/ports/store/SessionRepo.js"
 
 let sequence = 0
 

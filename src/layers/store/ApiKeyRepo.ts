@@ -1,41 +1,12 @@
+import { ApiKeyRepo, type NewApiKey, type ApiKeyRow, type ApiKeyChanges } from "../../runtime/ports/store/ApiKeyRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { Role } from "../../domain/ApiKey.js"
 import type { PageRequest } from "../../domain/Pagination.js"
 import { fromCount, fromJsonColumn, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
-
-/** What a key may do besides its role: `null` means no limit of that kind. */
-export interface ApiKeyLimits {
-  /** Session ids or names the key may use. */
-  readonly allowedSessions: ReadonlyArray<string> | null
-  /** IPv4/IPv6 networks the key may be used from. */
-  readonly allowedIps: ReadonlyArray<string> | null
-  /** Its own requests-a-minute limit instead of RATE_LIMIT_PER_MINUTE (0 = none). */
-  readonly rateLimitPerMinute: number | null
-}
-
-export interface NewApiKey extends ApiKeyLimits {
-  readonly id: string
-  readonly name: string
-  readonly role: Role
-  /** Only the hash of a key is stored; the key itself is shown once, at creation. */
-  readonly keyHash: string
-  /** The key's first characters, to tell keys apart in a list. */
-  readonly prefix: string | null
-  readonly createdAt: string
-  readonly expiresAt: string | null
-}
-
-export interface ApiKeyRow extends NewApiKey {
-  readonly lastUsedAt: string | null
-  readonly revokedAt: string | null
-  readonly updatedAt: string
-}
-
-export type ApiKeyChanges = Partial<Pick<ApiKeyRow, "name" | "role" | "expiresAt" | keyof ApiKeyLimits>>
 
 interface ApiKeyRecord {
   readonly id: string
@@ -78,8 +49,9 @@ const changedColumns = (changes: ApiKeyChanges) => ({
   ...(changes.rateLimitPerMinute === undefined ? {} : { rate_limit_per_minute: changes.rateLimitPerMinute })
 })
 
-export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKeyRepo", {
-  effect: Effect.gen(function*() {
+export const SqlApiKeyRepo = Layer.effect(
+  ApiKeyRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insert = Effect.fn("ApiKeyRepo.insert")(
@@ -180,4 +152,4 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("switchboard/ApiKey
 
     return { insert, findByHash, findById, list, update, revoke, remove, touch, countUsableAdmins, count, revokeNamedExcept } as const
   })
-}) {}
+)

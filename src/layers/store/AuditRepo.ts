@@ -1,5 +1,7 @@
+import { orStoreUnavailable } from "./storeFailure.js"
+import { AuditRepo } from "../../runtime/ports/store/AuditRepo.js"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { AuditFilter, AuditRecord } from "../../domain/Audit.js"
 import type { PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
@@ -36,8 +38,9 @@ const fromRow = (row: AuditRow): AuditRecord => ({
   code: row.code
 })
 
-export class AuditRepo extends Effect.Service<AuditRepo>()("switchboard/AuditRepo", {
-  effect: Effect.gen(function*() {
+export const SqlAuditRepo = Layer.effect(
+  AuditRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insert = Effect.fn("AuditRepo.insert")((record: AuditRecord) =>
@@ -57,7 +60,8 @@ export class AuditRepo extends Effect.Service<AuditRepo>()("switchboard/AuditRep
           status: record.status,
           code: record.code
         })
-      }`.pipe(Effect.asVoid)
+      }`.pipe(Effect.asVoid),
+      orStoreUnavailable
     )
 
     /** Newest first; ids are UUID v7, so their order is the order of time. */
@@ -77,14 +81,16 @@ export class AuditRepo extends Effect.Service<AuditRepo>()("switchboard/AuditRep
         page,
         loadByIds: (ids) => Effect.map(sql<AuditRow>`SELECT * FROM audit_log WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(fromRow)),
         idOf: (record) => record.id
-      })
+      }),
+      orStoreUnavailable
     )
 
     /** Drops records older than `before`; returns how many went. */
     const prune = Effect.fn("AuditRepo.prune")((before: string) =>
-      sql<{ readonly id: string }>`DELETE FROM audit_log WHERE at < ${before} RETURNING id`.pipe(Effect.map((rows) => rows.length))
+      sql<{ readonly id: string }>`DELETE FROM audit_log WHERE at < ${before} RETURNING id`.pipe(Effect.map((rows) => rows.length)),
+      orStoreUnavailable
     )
 
     return { insert, list, prune } as const
   })
-}) {}
+)

@@ -1,5 +1,6 @@
+import { AuthRepo } from "../../runtime/ports/store/AuthRepo.js"
 import { SqlClient } from "@effect/sql"
-import { Array as Arr, Effect, Option } from "effect"
+import { Array as Arr, Effect, Layer, Option } from "effect"
 import type { AuthState } from "../../runtime/Engine.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
@@ -40,8 +41,9 @@ export const encodeAuthValue = (value: unknown): string => {
 export const decodeAuthValue = (text: string): unknown => JSON.parse(text, binaryReviver)
 
 /** The engines' persisted authentication state, one `AuthState` per session. */
-export class AuthRepo extends Effect.Service<AuthRepo>()("switchboard/AuthRepo", {
-  effect: Effect.gen(function*() {
+export const SqlAuthRepo = Layer.effect(
+  AuthRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const upsert = (sessionId: string, kind: string, entries: ReadonlyArray<readonly [string, unknown]>) =>
@@ -108,4 +110,4 @@ export class AuthRepo extends Effect.Service<AuthRepo>()("switchboard/AuthRepo",
 
     return { forSession } as const
   })
-}) {}
+)

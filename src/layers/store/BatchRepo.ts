@@ -1,30 +1,17 @@
+import { BatchRepo, type BatchRecord } from "../../runtime/ports/store/BatchRepo.js"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { MessageStatus } from "../../domain/Message.js"
-import { type MessageRow, toRecord } from "./messageRecords.js"
+import type { MessageRow } from "../../runtime/ports/store/MessageRepo.js"
+import { toRecord } from "./messageRecords.js"
 import { orStoreUnavailable } from "./storeFailure.js"
-
-export interface BatchItem {
-  readonly messageId: string
-  readonly chatId: string
-  readonly status: MessageStatus
-  readonly error: { readonly code: string; readonly message: string } | null
-}
-
-export interface BatchRecord {
-  readonly id: string
-  readonly sessionId: string
-  readonly total: number
-  readonly cancelledAt: string | null
-  readonly createdAt: string
-  readonly items: ReadonlyArray<BatchItem>
-}
 
 const CANCELLED = { code: "CANCELLED", message: "the batch was cancelled before this message went out" }
 
 /** Bulk sends: a batch row, and its messages as ordinary messages carrying its id. */
-export class BatchRepo extends Effect.Service<BatchRepo>()("switchboard/BatchRepo", {
-  effect: Effect.gen(function*() {
+export const SqlBatchRepo = Layer.effect(
+  BatchRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     /** The batch and every one of its messages, all or nothing: a 202 means all are stored. */
@@ -84,4 +71,4 @@ export class BatchRepo extends Effect.Service<BatchRepo>()("switchboard/BatchRep
 
     return { insert, find, cancel } as const
   })
-}) {}
+)

@@ -1,6 +1,7 @@
+import { ChannelRepo } from "../../runtime/ports/store/ChannelRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { Channel, ChannelRole } from "../../domain/Channel.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
@@ -27,8 +28,9 @@ const toChannel = (record: ChannelRecord): Channel => ({
 })
 
 /** The channels each session owns or follows. */
-export class ChannelRepo extends Effect.Service<ChannelRepo>()("switchboard/ChannelRepo", {
-  effect: Effect.gen(function*() {
+export const SqlChannelRepo = Layer.effect(
+  ChannelRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const load = (sessionId: string, ids: ReadonlyArray<string>): Effect.Effect<Array<Channel>, SqlError> =>
@@ -82,4 +84,4 @@ export class ChannelRepo extends Effect.Service<ChannelRepo>()("switchboard/Chan
 
     return { upsert, remove, find, list } as const
   })
-}) {}
+)

@@ -1,6 +1,7 @@
+import { ContactRepo, type ContactSighting } from "../../runtime/ports/store/ContactRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, type Option } from "effect"
+import { Effect, Layer, type Option } from "effect"
 import type { Contact } from "../../domain/Contact.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
@@ -22,19 +23,13 @@ const toContact = (record: ContactRecord): Contact => ({
   updatedAt: record.updated_at
 })
 
-/** A sighting of someone: at least one of their ids, and their name when it came along. */
-export interface ContactSighting {
-  readonly phone: string | null
-  readonly lid: string | null
-  readonly name: string | null
-}
-
 /**
  * The people each session knows. One row per person: keyed by the phone id when known, else
  * by the LID. A sighting that links a LID to a phone merges the LID-only row into the phone's.
  */
-export class ContactRepo extends Effect.Service<ContactRepo>()("switchboard/ContactRepo", {
-  effect: Effect.gen(function*() {
+export const SqlContactRepo = Layer.effect(
+  ContactRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const load = (sessionId: string, ids: ReadonlyArray<string>): Effect.Effect<Array<Contact>, SqlError> =>
@@ -82,4 +77,4 @@ export class ContactRepo extends Effect.Service<ContactRepo>()("switchboard/Cont
 
     return { see, list } as const
   })
-}) {}
+)

@@ -1,6 +1,7 @@
+import { DeliveryRepo, type DueExclusions, type AttemptOutcome } from "../../runtime/ports/store/DeliveryRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Array as Arr, Effect, Option } from "effect"
+import { Array as Arr, Effect, Layer, Option } from "effect"
 import { uuidv7 } from "../../domain/uuidv7.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../domain/Webhook.js"
@@ -55,26 +56,13 @@ const toDelivery = (record: DeliveryRecord, attempts: ReadonlyArray<AttemptRecor
     }))
 })
 
-/** Deliveries `due` leaves out. */
-export interface DueExclusions {
-  readonly webhookIds?: ReadonlyArray<string>
-  readonly deliveryIds?: ReadonlyArray<string>
-}
-
-/** What became of one attempt, and what the delivery does next. */
-export interface AttemptOutcome {
-  readonly attempt: DeliveryAttempt
-  readonly status: DeliveryStatus
-  /** When to try again (`pending`), else null. */
-  readonly nextAttemptAt: string | null
-}
-
 /**
  * One delivery per (event, webhook), created when the event is dispatched; every attempt is
  * recorded with its status code, error and duration.
  */
-export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/DeliveryRepo", {
-  effect: Effect.gen(function*() {
+export const SqlDeliveryRepo = Layer.effect(
+  DeliveryRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const load = (ids: ReadonlyArray<string>): Effect.Effect<Array<Delivery>, SqlError> =>
@@ -197,4 +185,4 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("switchboard/De
 
     return { create, due, nextDue, recordAttempt, find, list, redeliver, abandon } as const
   })
-}) {}
+)

@@ -1,5 +1,6 @@
+import { EventRepo, type EventFilter } from "../../runtime/ports/store/EventRepo.js"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import type { DomainEvent, EventKind } from "../../domain/Events.js"
 import { fromJsonColumn, toIntegerBoolean } from "./columns.js"
 import { orStoreUnavailable } from "./storeFailure.js"
@@ -20,18 +21,13 @@ const toEvent = (record: EventRecord): DomainEvent => ({
   data: fromJsonColumn<unknown>(record.data)
 })
 
-/** Which events a reader wants: of some sessions and kinds, after an event it already has. */
-export interface EventFilter {
-  readonly sessionId?: string | undefined
-  readonly kinds?: ReadonlyArray<EventKind> | undefined
-}
-
 /**
  * The outbox: every domain event, in id order (UUID v7: time, then creation order). Appending
  * joins the caller's transaction, so an event exists exactly when the change it announces does.
  */
-export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRepo", {
-  effect: Effect.gen(function*() {
+export const SqlEventRepo = Layer.effect(
+  EventRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insert = (event: DomainEvent, dispatched: boolean) =>
@@ -113,4 +109,4 @@ export class EventRepo extends Effect.Service<EventRepo>()("switchboard/EventRep
 
     return { append, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
   })
-}) {}
+)

@@ -1,6 +1,7 @@
+import { GroupRepo } from "../../runtime/ports/store/GroupRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Array as Arr, Effect, Option } from "effect"
+import { Array as Arr, Effect, Layer, Option } from "effect"
 import type { Group, GroupParticipant, ParticipantAction, ParticipantRole } from "../../domain/Group.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
@@ -27,8 +28,9 @@ interface ParticipantRecord {
 const roleAfter: Partial<Record<ParticipantAction, ParticipantRole>> = { add: "member", promote: "admin", demote: "member" }
 
 /** The groups each session is in, with their participants: the gateway's copy of the network's. */
-export class GroupRepo extends Effect.Service<GroupRepo>()("switchboard/GroupRepo", {
-  effect: Effect.gen(function*() {
+export const SqlGroupRepo = Layer.effect(
+  GroupRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const load = (sessionId: string, ids: ReadonlyArray<string>): Effect.Effect<Array<Group>, SqlError> =>
@@ -141,4 +143,4 @@ export class GroupRepo extends Effect.Service<GroupRepo>()("switchboard/GroupRep
 
     return { upsert, update, changeParticipants, remove, find, list } as const
   })
-}) {}
+)

@@ -1,6 +1,7 @@
+import { LabelRepo } from "../../runtime/ports/store/LabelRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { Label } from "../../domain/Label.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
@@ -15,8 +16,9 @@ interface LabelRecord {
 const toLabel = (record: LabelRecord): Label => ({ id: record.id, name: record.name, color: Number(record.color) })
 
 /** WhatsApp Business labels of each session, and which chats carry them. */
-export class LabelRepo extends Effect.Service<LabelRepo>()("switchboard/LabelRepo", {
-  effect: Effect.gen(function*() {
+export const SqlLabelRepo = Layer.effect(
+  LabelRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const load = (sessionId: string, ids: ReadonlyArray<string>): Effect.Effect<Array<Label>, SqlError> =>
@@ -78,4 +80,4 @@ export class LabelRepo extends Effect.Service<LabelRepo>()("switchboard/LabelRep
 
     return { upsert, remove, find, list, setOnChat, ofChat } as const
   })
-}) {}
+)

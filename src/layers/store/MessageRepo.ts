@@ -1,16 +1,15 @@
+import { type MessageError, MessageRepo, type MessageRow, type StatusTransition } from "../../runtime/ports/store/MessageRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { Array as Arr, Effect, Option } from "effect"
+import { Array as Arr, Effect, Layer, Option } from "effect"
 import { ackOf, isStatusAdvance, type Message, type MessageFilter, type MessageStatus } from "../../domain/Message.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromCount, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import {
   fromRecord,
   type HistoryRecord,
-  type MessageError,
   type MessageRecord,
-  type MessageRow,
   type ReactionRecord,
   toMessage,
   toRecord
@@ -18,16 +17,10 @@ import {
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
-export type { MessageError, MessageRow } from "./messageRecords.js"
 
-/** A status change that took effect. */
-export interface StatusTransition {
-  readonly previousStatus: MessageStatus
-  readonly row: MessageRow
-}
-
-export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/MessageRepo", {
-  effect: Effect.gen(function*() {
+export const SqlMessageRepo = Layer.effect(
+  MessageRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const selectRow = (condition: Fragment) =>
@@ -219,4 +212,4 @@ export class MessageRepo extends Effect.Service<MessageRepo>()("switchboard/Mess
       countBySession
     } as const
   })
-}) {}
+)

@@ -1,38 +1,14 @@
+import { SessionRepo, type SessionRow, type SessionPatch, type SessionFilter } from "../../runtime/ports/store/SessionRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { DateTime, Effect, Option } from "effect"
-import { Conflict, sessionNotFound } from "../../domain/Errors.js"
+import { DateTime, Effect, Layer, Option } from "effect"
+import { SessionNameTaken } from "../../domain/Errors.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import type { EngineName, LastError, SessionStatus } from "../../domain/Session.js"
 import { fromIntegerBoolean, fromJsonColumn, isUniqueViolation, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
-
-export interface SessionRow {
-  readonly id: string
-  readonly name: string
-  readonly engine: EngineName
-  readonly status: SessionStatus
-  readonly desiredRunning: boolean
-  readonly phone: string | null
-  readonly pushName: string | null
-  readonly lid: string | null
-  readonly proxyUrl: string | null
-  readonly lastError: LastError | null
-  readonly createdAt: string
-  readonly updatedAt: string
-}
-
-export type SessionPatch = Partial<
-  Pick<SessionRow, "status" | "desiredRunning" | "phone" | "pushName" | "lid" | "proxyUrl" | "lastError">
->
-
-export interface SessionFilter {
-  readonly status?: SessionStatus | undefined
-  /** Only these sessions, each named by its id or its name. */
-  readonly only?: ReadonlyArray<string> | undefined
-}
 
 interface SessionRecord {
   readonly id: string
@@ -83,12 +59,12 @@ const toColumns = (patch: SessionPatch): Record<string, unknown> =>
     })
   )
 
-const nameTaken = (name: string) =>
-  new Conflict({ code: "SESSION_NAME_TAKEN", message: `A session named "${name}" already exists` })
+const nameTaken = (name: string) => new SessionNameTaken({ name })
 
 /** Sessions, oldest first. Their engine auth and messages are owned by the other repositories. */
-export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/SessionRepo", {
-  effect: Effect.gen(function*() {
+export const SqlSessionRepo = Layer.effect(
+  SessionRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const selectOne = (condition: Fragment) =>
@@ -101,46 +77,42 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
       orStoreUnavailable
     )
 
-    /** The session, or a 404 `SESSION_NOT_FOUND`: what every API call on a session starts with. */
-    const get = (id: string) =>
-      Effect.flatMap(findById(id), Option.match({
-        onNone: () => Effect.fail(sessionNotFound(id)),
-        onSome: Effect.succeed
-      }))
-
     const findByName = Effect.fn("SessionRepo.findByName")(
       (name: string) => selectOne(sql`name = ${name}`),
       orStoreUnavailable
     )
 
+    const insertRow = (row: SessionRow) =>
+      sql`INSERT INTO sessions ${
+        sql.insert({
+          id: row.id,
+          name: row.name,
+          engine: row.engine,
+          status: row.status,
+          desired_running: toIntegerBoolean(row.desiredRunning),
+          phone: row.phone,
+          push_name: row.pushName,
+          lid: row.lid,
+          proxy_url: row.proxyUrl,
+          last_error: toJsonColumn(row.lastError),
+          created_at: row.createdAt,
+          updated_at: row.updatedAt
+        })
+      }`
+
     /**
      * The name check runs in the same transaction as the insert; a concurrent writer that slips
      * in between (another process on Postgres) trips the UNIQUE constraint, reported the same way.
      */
-    const insert = Effect.fn("SessionRepo.insert")(
-      function*(row: SessionRow) {
+    const insert = Effect.fn("SessionRepo.insert")((row: SessionRow) =>
+      Effect.gen(function*() {
         if (Option.isSome(yield* selectOne(sql`name = ${row.name}`))) return yield* nameTaken(row.name)
-        yield* sql`INSERT INTO sessions ${
-          sql.insert({
-            id: row.id,
-            name: row.name,
-            engine: row.engine,
-            status: row.status,
-            desired_running: toIntegerBoolean(row.desiredRunning),
-            phone: row.phone,
-            push_name: row.pushName,
-            lid: row.lid,
-            proxy_url: row.proxyUrl,
-            last_error: toJsonColumn(row.lastError),
-            created_at: row.createdAt,
-            updated_at: row.updatedAt
-          })
-        }`
-      },
-      sql.withTransaction,
-      (effect, row) =>
-        Effect.catchTag(effect, "SqlError", (error) =>
-          isUniqueViolation(error) ? Effect.fail(nameTaken(row.name)) : Effect.die(error))
+        yield* insertRow(row)
+      }).pipe(
+        sql.withTransaction,
+        Effect.catchTag("SqlError", (error) => Effect.fail(isUniqueViolation(error) ? nameTaken(row.name) : error)),
+        orStoreUnavailable
+      )
     )
 
     const list = Effect.fn("SessionRepo.list")(
@@ -202,6 +174,6 @@ export class SessionRepo extends Effect.Service<SessionRepo>()("switchboard/Sess
       orStoreUnavailable
     )
 
-    return { insert, findById, get, findByName, list, listDesiredRunning, update, remove } as const
+    return { insert, findById, findByName, list, listDesiredRunning, update, remove } as const
   })
-}) {}
+)

@@ -1,26 +1,12 @@
+import { WebhookRepo, type WebhookRow, type WebhookScope } from "../../runtime/ports/store/WebhookRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { DomainEvent } from "../../domain/Events.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
-
-/** A webhook as stored: with its signing secret, which only the dispatcher reads. */
-export interface WebhookRow {
-  readonly id: string
-  readonly sessionId: string | null
-  readonly url: string
-  readonly events: ReadonlyArray<string>
-  readonly enabled: boolean
-  readonly headers: Readonly<Record<string, string>>
-  readonly maxAttempts: number
-  readonly secret: string
-  readonly disabledReason: string | null
-  readonly createdAt: string
-  readonly updatedAt: string
-}
 
 interface WebhookRecord {
   readonly id: string
@@ -50,11 +36,9 @@ const fromRecord = (record: WebhookRecord): WebhookRow => ({
   updatedAt: record.updated_at
 })
 
-/** Which webhooks a list shows: the global ones, or one session's. */
-export type WebhookScope = { readonly global: true } | { readonly sessionId: string }
-
-export class WebhookRepo extends Effect.Service<WebhookRepo>()("switchboard/WebhookRepo", {
-  effect: Effect.gen(function*() {
+export const SqlWebhookRepo = Layer.effect(
+  WebhookRepo,
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const load = (ids: ReadonlyArray<string>): Effect.Effect<Array<WebhookRow>, SqlError> =>
@@ -137,4 +121,4 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("switchboard/Webh
 
     return { insert, find, list, update, remove, matching } as const
   })
-}) {}
+)

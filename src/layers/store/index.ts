@@ -1,17 +1,17 @@
 import { Layer } from "effect"
-import { ApiKeyRepo } from "./ApiKeyRepo.js"
-import { AuditRepo } from "./AuditRepo.js"
-import { AuthRepo } from "./AuthRepo.js"
-import { BatchRepo } from "./BatchRepo.js"
-import { ChannelRepo } from "./ChannelRepo.js"
-import { ContactRepo } from "./ContactRepo.js"
-import { DeliveryRepo } from "./DeliveryRepo.js"
-import { EventRepo } from "./EventRepo.js"
-import { GroupRepo } from "./GroupRepo.js"
-import { LabelRepo } from "./LabelRepo.js"
-import { MessageRepo } from "./MessageRepo.js"
-import { SessionRepo } from "./SessionRepo.js"
-import { WebhookRepo } from "./WebhookRepo.js"
+import { SqlApiKeyRepo } from "./ApiKeyRepo.js"
+import { SqlAuditRepo } from "./AuditRepo.js"
+import { SqlAuthRepo } from "./AuthRepo.js"
+import { SqlBatchRepo } from "./BatchRepo.js"
+import { SqlChannelRepo } from "./ChannelRepo.js"
+import { SqlContactRepo } from "./ContactRepo.js"
+import { SqlDeliveryRepo } from "./DeliveryRepo.js"
+import { SqlEventRepo } from "./EventRepo.js"
+import { SqlGroupRepo } from "./GroupRepo.js"
+import { SqlLabelRepo } from "./LabelRepo.js"
+import { SqlMessageRepo } from "./MessageRepo.js"
+import { SqlSessionRepo } from "./SessionRepo.js"
+import { SqlWebhookRepo } from "./WebhookRepo.js"
 
 export * from "./ApiKeyRepo.js"
 export * from "./AuditRepo.js"
@@ -32,18 +32,18 @@ export * from "./PgStore.js"
 
 /** Every repository; each needs only a `SqlClient` (e.g. from `storeLayerFromUrl`). */
 export const RepositoriesLive = Layer.mergeAll(
-  SessionRepo.Default,
-  AuthRepo.Default,
-  MessageRepo.Default,
-  BatchRepo.Default,
-  ApiKeyRepo.Default,
-  AuditRepo.Default,
-  GroupRepo.Default,
-  ChannelRepo.Default,
-  LabelRepo.Default,
-  ContactRepo.Default,
-  EventRepo.Default,
-  WebhookRepo.Default,
-  DeliveryRepo.Default
+  SqlSessionRepo,
+  SqlAuthRepo,
+  SqlMessageRepo,
+  SqlBatchRepo,
+  SqlApiKeyRepo,
+  SqlAuditRepo,
+  SqlGroupRepo,
+  SqlChannelRepo,
+  SqlLabelRepo,
+  SqlContactRepo,
+  SqlEventRepo,
+  SqlWebhookRepo,
+  SqlDeliveryRepo
 )
 export * from "./SqlSandboxLedger.js"

@@ -1,46 +1,12 @@
 import { MessageId, SessionId } from "../../domain/Ids.js"
-import { ackOf, Message, type MessageMedia, type MessageStatus, type MessageType, type Reaction } from "../../domain/Message.js"
+import { ackOf, Message, type MessageStatus, type MessageType, type Reaction } from "../../domain/Message.js"
+import type { MediaRecord, MessageError, MessageRow } from "../../runtime/ports/store/MessageRepo.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean, toJsonColumn } from "./columns.js"
 
 /**
  * The three shapes of a message: `MessageRow` (what the runtime works with), `MessageRecord`
  * (the `messages` table, snake_case and portable column types) and the API's `Message`.
  */
-
-export interface MessageError {
-  readonly code: string
-  readonly message: string
-}
-
-/** What the Store knows of a message's media; the bytes are in the MediaStore when `stored`. */
-export interface MediaRecord extends MessageMedia {
-  /** False for incoming media not kept (`INCOMING_MEDIA=skip`, or the download failed). */
-  readonly stored: boolean
-}
-
-export interface MessageRow {
-  readonly id: string
-  readonly sessionId: string
-  readonly chatId: string
-  readonly from: string
-  readonly to: string
-  readonly fromMe: boolean
-  readonly type: MessageType
-  readonly text: string | null
-  readonly caption: string | null
-  readonly media: MediaRecord | null
-  readonly status: MessageStatus
-  readonly ack: number
-  readonly error: MessageError | null
-  readonly engineMessageId: string | null
-  readonly quotedMessageId: string | null
-  /** Chat ids mentioned in the text, kept so that a resend after a restart mentions them too. */
-  readonly mentions: ReadonlyArray<string> | null
-  readonly batchId: string | null
-  readonly timestamp: string
-  readonly createdAt: string
-  readonly updatedAt: string
-}
 
 export interface MessageRecord {
   readonly id: string

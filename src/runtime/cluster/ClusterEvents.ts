@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { EventRepo } from "../../layers/store/EventRepo.js"
+import { EventRepo } from "../ports/store/EventRepo.js"
 import { Events, makeEventBus } from "../Events.js"
 import { type DomainEvent } from "../../domain/Events.js"
 import { listenScoped, notify, postgresOf } from "./postgresChannel.js"

@@ -1,6 +1,6 @@
 import type { Sharding } from "@effect/cluster"
 import { Cause, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
-import { SessionRepo } from "../../layers/store/SessionRepo.js"
+import { SessionRepo } from "../ports/store/SessionRepo.js"
 import { Conflict } from "../../domain/Errors.js"
 import { CallFailure, type EngineClient, runEngineCall } from "../EngineCall.js"
 import type { ActorState } from "../SessionActor.js"

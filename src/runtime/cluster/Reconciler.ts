@@ -1,6 +1,6 @@
 import { Singleton } from "@effect/cluster"
 import { Duration, Effect, Schedule } from "effect"
-import { SessionRepo } from "../../layers/store/SessionRepo.js"
+import { SessionRepo } from "../ports/store/SessionRepo.js"
 import { SessionEntity } from "./SessionEntity.js"
 import { OUTBOX, WebhookOutboxEntity } from "./WebhookOutboxEntity.js"
 

@@ -1,9 +1,9 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Effect } from "effect"
-import { DeliveryRepo } from "../../layers/store/DeliveryRepo.js"
-import { EventRepo } from "../../layers/store/EventRepo.js"
+import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
+import { EventRepo } from "../ports/store/EventRepo.js"
 import { makeTransactionally } from "../../layers/store/transaction.js"
-import { WebhookRepo } from "../../layers/store/WebhookRepo.js"
+import { WebhookRepo } from "../ports/store/WebhookRepo.js"
 
 /** What one fan-out pass did. */
 export interface FanOutResult {

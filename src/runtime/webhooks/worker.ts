@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect, FiberSet, Option, type Scope } from "effect"
-import { DeliveryRepo } from "../../layers/store/DeliveryRepo.js"
+import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import type { DeliveryRef } from "./attempt.js"
 import { surviving } from "./surviving.js"
 import { makeWakeSignal } from "./wakeSignal.js"

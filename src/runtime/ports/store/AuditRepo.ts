@@ -1,0 +1,13 @@
+import { Context, type Effect, type Option } from "effect"
+import type { AuditFilter, AuditRecord } from "../../../domain/Audit.js"
+import type { StoreUnavailable } from "../../../domain/Errors.js"
+import type { Page, PageRequest } from "../../../domain/Pagination.js"
+
+
+
+
+export class AuditRepo extends Context.Tag("switchboard/AuditRepo")<AuditRepo, {
+  readonly insert: (record: AuditRecord) => Effect.Effect<void, StoreUnavailable>
+  readonly list: (filter: AuditFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<AuditRecord>, StoreUnavailable>
+  readonly prune: (before: string) => Effect.Effect<number, StoreUnavailable>
+}>() {}

@@ -1,0 +1,33 @@
+import { Context, type Effect, type Option } from "effect"
+import type { StoreUnavailable } from "../../../domain/Errors.js"
+import type { Page, PageRequest } from "../../../domain/Pagination.js"
+import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../../domain/Webhook.js"
+
+/** Deliveries `due` leaves out. */
+export interface DueExclusions {
+  readonly webhookIds?: ReadonlyArray<string>
+  readonly deliveryIds?: ReadonlyArray<string>
+}
+
+/** What became of one attempt, and what the delivery does next. */
+export interface AttemptOutcome {
+  readonly attempt: DeliveryAttempt
+  readonly status: DeliveryStatus
+  /** When to try again (`pending`), else null. */
+  readonly nextAttemptAt: string | null
+}
+
+/**
+ * One delivery per (event, webhook), created when the event is dispatched; every attempt is
+ * recorded with its status code, error and duration.
+ */
+export class DeliveryRepo extends Context.Tag("switchboard/DeliveryRepo")<DeliveryRepo, {
+  readonly create: (event: { readonly id: string; readonly event: string; }, webhookIds: readonly string[], at: string) => Effect.Effect<readonly string[], StoreUnavailable>
+  readonly due: (now: string, limit: number, except?: DueExclusions | undefined) => Effect.Effect<Delivery[], StoreUnavailable>
+  readonly nextDue: () => Effect.Effect<Option.Option<string>, StoreUnavailable>
+  readonly recordAttempt: (deliveryId: string, outcome: AttemptOutcome) => Effect.Effect<void, StoreUnavailable>
+  readonly find: (id: string) => Effect.Effect<Option.Option<Delivery>, StoreUnavailable>
+  readonly list: (webhookId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Delivery>, StoreUnavailable>
+  readonly redeliver: (id: string, at: string) => Effect.Effect<void, StoreUnavailable>
+  readonly abandon: (id: string, reason: string, at: string) => Effect.Effect<void, StoreUnavailable>
+}>() {}

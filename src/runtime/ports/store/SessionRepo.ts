@@ -1,0 +1,40 @@
+import { Context, type Effect, type Option } from "effect"
+import type { SessionNameTaken, StoreUnavailable } from "../../../domain/Errors.js"
+import type { Page, PageRequest } from "../../../domain/Pagination.js"
+import type { EngineName, LastError, SessionStatus } from "../../../domain/Session.js"
+
+export interface SessionRow {
+  readonly id: string
+  readonly name: string
+  readonly engine: EngineName
+  readonly status: SessionStatus
+  readonly desiredRunning: boolean
+  readonly phone: string | null
+  readonly pushName: string | null
+  readonly lid: string | null
+  readonly proxyUrl: string | null
+  readonly lastError: LastError | null
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+export type SessionPatch = Partial<
+  Pick<SessionRow, "status" | "desiredRunning" | "phone" | "pushName" | "lid" | "proxyUrl" | "lastError">
+>
+
+export interface SessionFilter {
+  readonly status?: SessionStatus | undefined
+  /** Only these sessions, each named by its id or its name. */
+  readonly only?: ReadonlyArray<string> | undefined
+}
+
+/** Sessions, oldest first. Their engine auth and messages are owned by the other repositories. */
+export class SessionRepo extends Context.Tag("switchboard/SessionRepo")<SessionRepo, {
+  readonly insert: (row: SessionRow) => Effect.Effect<void, SessionNameTaken | StoreUnavailable>
+  readonly findById: (id: string) => Effect.Effect<Option.Option<SessionRow>, StoreUnavailable>
+  readonly findByName: (name: string) => Effect.Effect<Option.Option<SessionRow>, StoreUnavailable>
+  readonly list: (filter: SessionFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<SessionRow>, StoreUnavailable>
+  readonly listDesiredRunning: () => Effect.Effect<ReadonlyArray<SessionRow>, StoreUnavailable>
+  readonly update: (id: string, patch: SessionPatch) => Effect.Effect<Option.Option<SessionRow>, StoreUnavailable>
+  readonly remove: (id: string) => Effect.Effect<boolean, StoreUnavailable>
+}>() {}

@@ -1,0 +1,32 @@
+import { Context, type Effect, type Option } from "effect"
+import type { StoreUnavailable } from "../../../domain/Errors.js"
+import type { DomainEvent } from "../../../domain/Events.js"
+import type { Page, PageRequest } from "../../../domain/Pagination.js"
+
+/** A webhook as stored: with its signing secret, which only the dispatcher reads. */
+export interface WebhookRow {
+  readonly id: string
+  readonly sessionId: string | null
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly enabled: boolean
+  readonly headers: Readonly<Record<string, string>>
+  readonly maxAttempts: number
+  readonly secret: string
+  readonly disabledReason: string | null
+  readonly createdAt: string
+  readonly updatedAt: string
+}
+
+/** Which webhooks a list shows: the global ones, or one session's. */
+export type WebhookScope = { readonly global: true } | { readonly sessionId: string }
+
+
+export class WebhookRepo extends Context.Tag("switchboard/WebhookRepo")<WebhookRepo, {
+  readonly insert: (row: WebhookRow) => Effect.Effect<void, StoreUnavailable>
+  readonly find: (id: string) => Effect.Effect<Option.Option<WebhookRow>, StoreUnavailable>
+  readonly list: (scope: WebhookScope, page: Option.Option<PageRequest>) => Effect.Effect<Page<WebhookRow>, StoreUnavailable>
+  readonly update: (id: string, fields: { readonly url?: string | undefined; readonly events?: readonly string[] | undefined; readonly enabled?: boolean | undefined; readonly headers?: Readonly<Record<string, string>> | undefined; readonly maxAttempts?: number | undefined; readonly disabledReason?: string | null | undefined; }) => Effect.Effect<void, StoreUnavailable>
+  readonly remove: (id: string) => Effect.Effect<boolean, StoreUnavailable>
+  readonly matching: (event: DomainEvent) => Effect.Effect<WebhookRow[], StoreUnavailable>
+}>() {}
