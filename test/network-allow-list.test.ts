@@ -44,6 +44,36 @@ describe("ALLOWED_CIDRS over real HTTP", () => {
     const forged = await unproxied().call("GET", "/api/sessions", { headers: { "x-forwarded-for": "198.51.100.20" } })
     expect(refused(forged)).toEqual([403, "IP_NOT_ALLOWED"])
   })
+
+  it("audits and counts a refused request under the endpoint it was for, as the router matches it", async () => {
+    const allowedCaller = { "x-forwarded-for": "198.51.100.20" }
+    const outsider = { "x-forwarded-for": "203.0.113.9" }
+    const sessionId = (await proxied().call("POST", "/api/sessions", { body: { name: "walled" }, headers: allowedCaller })).body.id as string
+    const refusedStart = await proxied().call("POST", `/api/sessions/${sessionId}/start`, { headers: outsider })
+    const refusedUnknown = await proxied().call("POST", "/api/sessions/no/such/route", { headers: outsider })
+    expect([refused(refusedStart), refused(refusedUnknown)]).toEqual([[403, "IP_NOT_ALLOWED"], [403, "IP_NOT_ALLOWED"]])
+
+    const entries = (await proxied().call("GET", "/api/audit", { headers: allowedCaller })).body.data as Array<Record<string, unknown>>
+    const recordOf = (answer: { headers: Headers }) => entries.find((entry) => entry.requestId === answer.headers.get("x-request-id"))
+    expect(recordOf(refusedStart)).toMatchObject({
+      action: "sessions.start",
+      sessionId,
+      clientIp: "203.0.113.9",
+      keyId: null,
+      outcome: "denied",
+      status: 403,
+      code: "IP_NOT_ALLOWED"
+    })
+    expect(recordOf(refusedUnknown)).toMatchObject({ action: "POST (no such route)", sessionId: null, status: 403 })
+
+    const metrics = (await proxied().call("GET", "/api/metrics", { headers: allowedCaller })).body as string
+    const requests = (route: string) =>
+      metrics.split("\n").filter((line) =>
+        line.startsWith("switchboard_http_requests_total{") && [`method="POST"`, `route="${route}"`, `status="403"`].every((label) => line.includes(label))
+      ).map((line) => Number(line.split(" ").at(-1)))
+    expect(requests("/api/sessions/:sessionId/start")).toEqual([1])
+    expect(requests("unmatched")).toEqual([1])
+  })
 })
 
 describe("client address and network lists", () => {

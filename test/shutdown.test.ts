@@ -79,6 +79,11 @@ const drainReport = (output: string) => {
   return { tookMs: Number(match![1]), requests: Number(match![2]), sends: Number(match![3]) }
 }
 
+/** The annotations of the access lines (one a request) among a gateway's JSON log lines. */
+const accessLines = (output: string): ReadonlyArray<Record<string, unknown>> =>
+  output.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as { message: unknown; annotations?: Record<string, unknown> })
+    .filter((line) => line.message === "request").map((line) => line.annotations ?? {})
+
 /** A media URL on loopback that answers only after `delayMs`; `requested` settles when the gateway asks. */
 const slowMediaServer = async (body: Uint8Array, delayMs: number) => {
   let onRequest: () => void = () => {}
@@ -115,6 +120,7 @@ describe("SIGTERM with sends held back by the pacing", () => {
     expect(refused.status).toBe(503)
     expect(refused.body).toEqual({ statusCode: 503, error: "Service Unavailable", code: "SERVICE_UNAVAILABLE", message: expect.any(String) })
     expect(refused.headers.get("connection")).toBe("close")
+    const refusedId = refused.headers.get("x-request-id")
 
     const { exit } = await waitForExit(first, signalledAt, 15_000)
     const exitedAt = Date.now()
@@ -126,7 +132,20 @@ describe("SIGTERM with sends held back by the pacing", () => {
     const wal = path.join(dataDir, "switchboard.db-wal")
     expect(fs.existsSync(wal) ? fs.statSync(wal).size : 0).toBe(0)
 
+    // The refusal is logged and audited under the endpoint it was for, like any other answer.
+    expect(accessLines(first.output()).find((line) => line.requestId === refusedId)).toMatchObject({
+      route: "/api/sessions/:sessionId/messages/send-text",
+      status: 503
+    })
+
     const second = await spawnGateway({ dataDir, env: withKey })
+    const audited = (await second.call("GET", "/api/audit")).body.data as ReadonlyArray<{ readonly requestId: string }>
+    expect(audited.find((entry) => entry.requestId === refusedId)).toMatchObject({
+      action: "messages.sendText",
+      sessionId: sender.id,
+      status: 503,
+      code: "SERVICE_UNAVAILABLE"
+    })
     const outbox = await messages(second, sender.id, "out")
     expect(outbox.map((stored) => stored.id).sort()).toEqual([...ids].sort())
     for (const stored of outbox) {

@@ -2,6 +2,7 @@ import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { toErrorBody } from "../domain/Errors.js"
+import type { EndpointLookup } from "./Endpoints.js"
 import { CurrentRequest } from "./RequestTracking.js"
 
 /** Probes keep their answers during a drain: readiness turning 503 is how a balancer learns to stop. */
@@ -20,9 +21,11 @@ const shuttingDown = HttpServerResponse.unsafeJson(
  * Graceful shutdown at the door (see `Lifecycle`). While the gateway drains, a new request
  * other than a health check is answered 503 at once, and every answer closes its connection,
  * so clients and proxies reconnect elsewhere; requests already running are counted, so the
- * drain can wait for them.
+ * drain can wait for them. A refused request is still looked up (`lookUpEndpoint`), so the audit
+ * log and the metrics say which endpoint it was for.
  */
-export const drainRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest | Lifecycle> =>
+export const drainRequests = (lookUpEndpoint: EndpointLookup) =>
+<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest | Lifecycle> =>
   Effect.gen(function*() {
     const lifecycle = yield* Lifecycle
     const { pathname } = yield* CurrentRequest
@@ -38,6 +41,6 @@ export const drainRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default
           HttpApp.withPreResponseHandler((_request, response) => Effect.as(isEventStream(response) ? detach : Effect.void, response)),
           closingWhileDraining
         ),
-      Effect.succeed(shuttingDown)
+      Effect.as(lookUpEndpoint, shuttingDown)
     )
   })

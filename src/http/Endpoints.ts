@@ -1,4 +1,4 @@
-import { HttpApi, HttpRouter, type HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, FiberRef, Option } from "effect"
 import type { Role } from "../domain/ApiKey.js"
 
@@ -39,6 +39,11 @@ export const endpointsOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Endpoint> =
   return found
 }
 
+/** Wraps a route's handler, inside the router (`HttpRouter.use`), where `HttpRouter.RouteContext` is known. */
+export type RouteWrapper = <E, R>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpRouter.HttpRouter.Provided>
+
 /** The endpoint a route of the router stands for, found by the route's own method and pattern. */
 export const endpointOfRoute = (endpoints: ReadonlyArray<Endpoint>) => {
   const byRoute = new Map(endpoints.map((endpoint) => [`${endpoint.method} ${endpoint.path}`, endpoint]))
@@ -55,7 +60,7 @@ export interface MatchedEndpoint {
  * Which endpoint is answering the request. Set inside the router, where the route is known
  * (`Server.ts` wraps every route), and read by what wraps the whole API (the audit log, the
  * metrics, the access log), which runs before routing and looks only once the answer is made.
- * None for a request no route took (404, CORS preflight, a refusal before routing).
+ * None for a request no route took (404, CORS preflight).
  */
 export const matchedEndpoint: FiberRef.FiberRef<Option.Option<MatchedEndpoint>> = FiberRef.unsafeMake(Option.none())
 
@@ -72,3 +77,26 @@ export const reportMatchedEndpoint = (endpoints: ReadonlyArray<Endpoint>) => {
       return endpoint === undefined ? handler : Effect.zipRight(FiberRef.set(matchedEndpoint, Option.some({ endpoint, params })), handler)
     })
 }
+
+/**
+ * Reports in `matchedEndpoint` the endpoint a request is for, without answering it (see
+ * `endpointLookup`). For the refusals made before routing (ALLOWED_CIDRS, the drain): their
+ * answers are the same on every path, but their audit record, metrics and access line name the
+ * endpoint the request was for, as those of any other answer do.
+ */
+export type EndpointLookup = Effect.Effect<void, never, HttpServerRequest.HttpServerRequest>
+
+/**
+ * The router's own match, run on a copy of `routes` whose handlers only report their endpoint
+ * (`report`, i.e. `reportMatchedEndpoint`): nothing is authenticated, read or answered, and
+ * there is no second path matcher to disagree with the router.
+ */
+export const endpointLookup = (
+  routes: HttpRouter.HttpRouter<unknown, unknown>,
+  report: RouteWrapper
+): Effect.Effect<EndpointLookup> =>
+  Effect.map(
+    HttpRouter.toHttpApp(HttpRouter.use(routes, () => report(Effect.succeed(HttpServerResponse.empty())))),
+    // a request no route takes (RouteNotFound) reports none
+    Effect.ignore
+  )

@@ -5,8 +5,7 @@ import {
   HttpApiSwagger,
   HttpRouter,
   HttpServer,
-  type HttpServerRequest,
-  type HttpServerResponse
+  type HttpServerRequest
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Console, Effect, Layer, type Scope } from "effect"
@@ -21,7 +20,7 @@ import { limitBodies } from "./BodyLimit.js"
 import { drainRequests } from "./Draining.js"
 import { ErrorResponses } from "./ErrorResponses.js"
 import { auditRequests } from "./Auditing.js"
-import { endpointsOf, reportMatchedEndpoint } from "./Endpoints.js"
+import { type EndpointLookup, endpointLookup, endpointsOf, reportMatchedEndpoint, type RouteWrapper } from "./Endpoints.js"
 import { networkAllowList } from "./NetworkAllowList.js"
 import { trackRequests } from "./RequestTracking.js"
 import { recordRequestMetrics } from "./RequestMetrics.js"
@@ -61,26 +60,30 @@ const announceAddress = Layer.effectDiscard(
 )
 
 /**
- * `HttpApiBuilder.serve`, with `aroundRoute` wrapped around every route's handler: inside the
- * router, where the route it matched and the parameters it read are known
+ * `HttpApiBuilder.serve`, with `reportEndpoint(aroundRoute(handler))` around every route's
+ * handler: inside the router, where the route it matched and the parameters it read are known
  * (`HttpRouter.RouteContext`), and before the endpoint's own middleware (authentication).
+ * `middleware` wraps the whole API, before routing; it is given a lookup that runs the same
+ * routes with `reportEndpoint` alone, for the refusals it makes itself.
  */
-const serveRoutes = <R>(
-  aroundRoute: <E, RR>(
-    handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, RR>
-  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, RR | HttpRouter.HttpRouter.Provided>,
-  middleware: (app: HttpApp.Default) => HttpApp.Default<never, R>
-): Layer.Layer<
+const serveRoutes = <R>(options: {
+  readonly reportEndpoint: RouteWrapper
+  readonly aroundRoute: RouteWrapper
+  readonly middleware: (lookUpEndpoint: EndpointLookup) => (app: HttpApp.Default) => HttpApp.Default<never, R>
+}): Layer.Layer<
   never,
   never,
   HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | Exclude<R, Scope.Scope | HttpServerRequest.HttpServerRequest> | HttpApi.Api
 > =>
   Effect.gen(function*() {
     const router = yield* HttpApiBuilder.Router
-    const routed = HttpApiBuilder.Router.of({ ...router, router: Effect.map(router.router, (routes) => HttpRouter.use(routes, aroundRoute)) })
+    const routes = yield* router.router
+    const wrapped = HttpRouter.use(routes, (handler) => options.reportEndpoint(options.aroundRoute(handler)))
+    const routed = HttpApiBuilder.Router.of({ ...router, router: Effect.succeed(wrapped) })
     const app = yield* Effect.provideService(HttpApiBuilder.httpApp, HttpApiBuilder.Router, routed)
+    const lookUpEndpoint = yield* endpointLookup(routes, options.reportEndpoint)
     // as HttpApiBuilder.serve does: the server supplies the default services the app needs
-    return HttpServer.serve(app as HttpApp.Default, middleware)
+    return HttpServer.serve(app as HttpApp.Default, options.middleware(lookUpEndpoint))
   }).pipe(Layer.unwrapEffect, Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 
 /**
@@ -89,14 +92,20 @@ const serveRoutes = <R>(
  */
 export const HttpServerLive = (options: Settings) => {
   const track = trackRequests(networkList(options.security.trustedProxies))
-  const allowList = networkAllowList(networkList(options.security.allowedCidrs))
+  const allowed = networkList(options.security.allowedCidrs)
   // Outermost last: every request gets its id before anything else looks at it. What looks at
-  // the endpoint (audit, metrics, access log) reads it once the answer is made.
-  const pipeline = (app: HttpApp.Default) => track(recordRequestMetrics(logRequests(auditRequests(allowList(drainRequests(app))))))
+  // the endpoint (audit, metrics, access log) reads it once the answer is made. The network
+  // allow-list and the drain refuse before routing, and look the endpoint up: inside a route,
+  // their answers would gain the CORS headers (that middleware wraps the router), and a CORS
+  // preflight, answered before any route, would get through.
+  const pipeline = (lookUpEndpoint: EndpointLookup) => (app: HttpApp.Default) =>
+    track(recordRequestMetrics(logRequests(auditRequests(networkAllowList(allowed, lookUpEndpoint)(drainRequests(lookUpEndpoint)(app))))))
   // Inside the router: the endpoint is reported first, then the body is capped by its rules.
-  const reportEndpoint = reportMatchedEndpoint(endpointsOf(SwitchboardApi))
-  const limit = limitBodies(options.bodyMaxBytes, options.media.maxBytes)
-  return serveRoutes((handler) => reportEndpoint(limit(handler)), pipeline).pipe(
+  return serveRoutes({
+    reportEndpoint: reportMatchedEndpoint(endpointsOf(SwitchboardApi)),
+    aroundRoute: limitBodies(options.bodyMaxBytes, options.media.maxBytes),
+    middleware: pipeline
+  }).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: "/api/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
     // The dashboard (another port) and browser apps call the API cross-origin. Keys travel in
