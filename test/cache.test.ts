@@ -1,10 +1,11 @@
+import { memoryCache, redisCache } from "../src/layers/cache/cacheLayers.js"
 import { describe, expect, it } from "@effect/vitest"
 import type { GroupMetadata } from "@whiskeysockets/baileys"
 import { Cause, Context, Duration, Effect, Exit, Layer, Logger, Option, Runtime, Schedule, TestClock } from "effect"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import * as net from "node:net"
-import { Cache, type CacheService, type CacheUnavailable } from "../src/layers/cache/Cache.js"
+import { Cache, type CacheService, type CacheUnavailable } from "../src/runtime/ports/Cache.js"
 import { GroupCache } from "../src/runtime/engines/baileys/groupEvents.js"
 import { cachedPhoneOfLid, sharedGroupsOf } from "../src/runtime/engines/baileys/sharedCache.js"
 import { makePacer } from "../src/runtime/Pacing.js"
@@ -21,7 +22,7 @@ const buildCache = (layer: Layer.Layer<Cache>) => Effect.map(Layer.build(layer),
 const redisSkip = unavailable("redis", "the Redis half of cache.test.ts")
 /** Every Redis test writes under a prefix of its own: the server is shared by the whole run. */
 const redisLayer = (prefix = `test:${randomUUID()}:`, options: { commandTimeoutMs?: number; startupWaitMs?: number } = {}) =>
-  Cache.redis({ url: serverUrl("redis"), prefix, ...options })
+  redisCache({ url: serverUrl("redis"), prefix, ...options })
 
 const backends: ReadonlyArray<{
   readonly name: string
@@ -29,7 +30,7 @@ const backends: ReadonlyArray<{
   /** A new cache; with the same `shared` name, another client of the same one (on Redis: another process). */
   readonly layer: (shared?: string) => Layer.Layer<Cache>
 }> = [
-  { name: "memory", skip: false, layer: () => Cache.memory() },
+  { name: "memory", skip: false, layer: () => memoryCache() },
   { name: "Redis", skip: redisSkip ?? false, layer: (shared) => redisLayer(shared === undefined ? undefined : `test:${shared}:`) }
 ]
 
@@ -223,7 +224,7 @@ for (const backend of backends) {
 describe("Cache in memory, on the TestClock", () => {
   it.effect("expires entries and frees slots by Effect's Clock", () =>
     Effect.gen(function*() {
-      const cache = yield* Effect.scoped(buildCache(Cache.memory()))
+      const cache = yield* Effect.scoped(buildCache(memoryCache()))
       yield* cache.set("entry", { a: 1 }, "1 minute")
       yield* TestClock.adjust("59 seconds")
       expect(yield* cache.get("entry")).toEqual(Option.some({ a: 1 }))
@@ -295,7 +296,7 @@ const errorOf = <A>(effect: Effect.Effect<A, CacheUnavailable>) => Effect.flip(e
 describe.skipIf(redisSkip ?? false)("Cache on Redis: sharing and outages", () => {
   it.scopedLive("namespaces its keys (switchboard:) and keeps values as JSON", () =>
     Effect.gen(function*() {
-      const cache = yield* buildCache(Cache.redis({ url: serverUrl("redis") }))
+      const cache = yield* buildCache(redisCache({ url: serverUrl("redis") }))
       const raw = yield* Effect.acquireRelease(Effect.sync(() => new Redis(serverUrl("redis"))), (r) => Effect.promise(() => r.quit()))
       const key = `namespaced-${randomUUID()}`
       yield* cache.set(key, { json: true }, "10 seconds")
@@ -325,7 +326,7 @@ describe.skipIf(redisSkip ?? false)("Cache on Redis: sharing and outages", () =>
     Effect.gen(function*() {
       const logs = capturingLogs()
       const relay = yield* relayTo(serverUrl("redis"))
-      const cache = yield* buildCache(Cache.redis({ url: relay.url, prefix: `test:${randomUUID()}:`, startupWaitMs: 2_000 })).pipe(
+      const cache = yield* buildCache(redisCache({ url: relay.url, prefix: `test:${randomUUID()}:`, startupWaitMs: 2_000 })).pipe(
         Effect.provide(logs.layer)
       )
       yield* cache.set("before", 1, "1 minute")
@@ -366,7 +367,7 @@ describe.skipIf(redisSkip ?? false)("Cache on Redis: sharing and outages", () =>
         }))
       const logs = capturingLogs()
       const started = Date.now()
-      const cache = yield* buildCache(Cache.redis({ url: `redis://:secret-password@127.0.0.1:${port}`, startupWaitMs: 300 })).pipe(
+      const cache = yield* buildCache(redisCache({ url: `redis://:secret-password@127.0.0.1:${port}`, startupWaitMs: 300 })).pipe(
         Effect.provide(logs.layer)
       )
       expect(Date.now() - started).toBeLessThan(2_000)
@@ -380,7 +381,7 @@ describe.skipIf(redisSkip ?? false)("Cache on Redis: sharing and outages", () =>
     Effect.gen(function*() {
       const logs = capturingLogs()
       const relay = yield* relayTo(serverUrl("redis"))
-      const cache = yield* buildCache(Cache.redis({ url: relay.url, prefix: `test:${randomUUID()}:`, startupWaitMs: 2_000 }))
+      const cache = yield* buildCache(redisCache({ url: relay.url, prefix: `test:${randomUUID()}:`, startupWaitMs: 2_000 }))
       const pacer = yield* makePacer("outage", { sendsPerMinute: 600 }).pipe(Effect.provideService(Cache, cache))
       const send = pacer.paced(Effect.sync(() => Date.now())).pipe(Effect.provide(logs.layer))
       const before = yield* Effect.forEach([1, 2], () => send)

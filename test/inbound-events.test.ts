@@ -1,8 +1,9 @@
+import { localDiskMediaStore } from "../src/layers/media/mediaStoreLayers.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Option, Ref, Stream } from "effect"
 import { defaultSettings } from "../src/app/Config.js"
 import { storeFromSettings } from "../src/app/App.js"
-import { MediaStore } from "../src/layers/media/MediaStore.js"
+import { MediaStore } from "../src/runtime/ports/MediaStore.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
 import { SessionRepo } from "../src/runtime/ports/store/SessionRepo.js"
 import { EngineError, EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
@@ -32,7 +33,7 @@ const storeWithSession = Effect.gen(function*() {
   const insertSession = Layer.effectDiscard(Effect.flatMap(SessionRepo, (sessions) =>
     sessions.insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))))
   return insertSession.pipe(
-    Layer.provideMerge(Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), MediaStore.localDisk(`${dataDir}/media`)))
+    Layer.provideMerge(Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), localDiskMediaStore(`${dataDir}/media`)))
   )
 })
 

@@ -1,10 +1,11 @@
+import { localDiskMediaStore, mediaStoreFromSettings, s3MediaStore } from "../src/layers/media/mediaStoreLayers.js"
 import { ListObjectsCommand, S3Client } from "@aws-sdk/client-s3"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Context, Effect, Exit, Layer, Option, Stream } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as net from "node:net"
 import { defaultSettings } from "../src/app/Config.js"
-import { MediaStore, type MediaStoreService } from "../src/layers/media/MediaStore.js"
+import { MediaStore, type MediaStoreService } from "../src/runtime/ports/MediaStore.js"
 import { parseS3Url, type S3MediaStoreOptions } from "../src/layers/media/S3MediaStore.js"
 import { tempDir } from "./support/gateway.js"
 import { serverUrl, unavailable } from "./support/servers/availability.js"
@@ -28,8 +29,8 @@ const s3Options = (overrides: Partial<S3MediaStoreOptions> = {}): S3MediaStoreOp
 })
 
 const backends: ReadonlyArray<{ readonly name: string; readonly skip: string | false; readonly layer: () => Layer.Layer<MediaStore> }> = [
-  { name: "local disk", skip: false, layer: () => MediaStore.localDisk(tempDir("media-store-")) },
-  { name: "S3", skip: s3Skip ?? false, layer: () => MediaStore.s3(s3Options()) }
+  { name: "local disk", skip: false, layer: () => localDiskMediaStore(tempDir("media-store-")) },
+  { name: "S3", skip: s3Skip ?? false, layer: () => s3MediaStore(s3Options()) }
 ]
 
 const buildStore = (layer: Layer.Layer<MediaStore>) => Effect.map(Layer.build(layer), Context.get(MediaStore))
@@ -159,7 +160,7 @@ describe("S3 URLs (MEDIA_URL=s3://…)", () => {
   it.scopedLive("MediaStore.fromSettings dies on an unusable MEDIA_URL, naming the problem but not the secret", () =>
     Effect.gen(function*() {
       const settings = yield* defaultSettings({ dataDir: tempDir() })
-      const layer = (url: string) => MediaStore.fromSettings({ ...settings, media: { ...settings.media, url: Option.some(url) } })
+      const layer = (url: string) => mediaStoreFromSettings({ ...settings, media: { ...settings.media, url: Option.some(url) } })
       const secret = yield* Effect.exit(buildStore(layer("s3://key:very-secret@bucket")))
       expect(Exit.isFailure(secret) && Cause.isDie(secret.cause)).toBe(true)
       const message = Exit.isFailure(secret) ? Cause.pretty(secret.cause) : ""
@@ -198,7 +199,7 @@ describe.skipIf(s3Skip ?? false)("MediaStore on S3: its own", () => {
         (before) => Effect.sync(() => Object.entries(before).forEach(([name, value]) => value === undefined ? delete process.env[name] : (process.env[name] = value)))
       )
       const settings = yield* defaultSettings({ dataDir: tempDir() })
-      const store = yield* buildStore(MediaStore.fromSettings({ ...settings, media: { ...settings.media, url: Option.some(url) } }))
+      const store = yield* buildStore(mediaStoreFromSettings({ ...settings, media: { ...settings.media, url: Option.some(url) } }))
       yield* store.put("s1/m1", bytes("via MEDIA_URL"))
       expect(yield* store.read("s1/m1")).toEqual(Option.some(bytes("via MEDIA_URL")))
       const client = yield* rawClient()
@@ -208,7 +209,7 @@ describe.skipIf(s3Skip ?? false)("MediaStore on S3: its own", () => {
   it.scopedLive("removeAll deletes more objects than one page and one batch (1000) hold", () =>
     Effect.gen(function*() {
       const options = s3Options()
-      const store = yield* buildStore(MediaStore.s3(options))
+      const store = yield* buildStore(s3MediaStore(options))
       const keys = Array.from({ length: 1_010 }, (_, i) => `many/${String(i).padStart(4, "0")}`)
       yield* Effect.forEach(keys, (key) => store.put(key, bytes(key)), { discard: true, concurrency: 32 })
       yield* store.put("kept/one", bytes("kept"))
@@ -227,18 +228,18 @@ describe.skipIf(s3Skip ?? false)("MediaStore on S3: its own", () => {
             probe.close(() => resolve(port))
           })
         }))
-      const unreachable = yield* buildStore(MediaStore.s3(s3Options({ endpoint: `http://127.0.0.1:${closedPort}` })))
+      const unreachable = yield* buildStore(s3MediaStore(s3Options({ endpoint: `http://127.0.0.1:${closedPort}` })))
       for (const operation of [unreachable.put("s1/m", bytes("x")), unreachable.read("s1/m"), unreachable.stream("s1/m"), unreachable.remove("s1/m"), unreachable.removeAll("s1")]) {
         const error = yield* Effect.flip(operation as Effect.Effect<unknown, { readonly _tag: string }>)
         expect(error._tag).toBe("MediaStoreError")
       }
       // (s3rver checks the key id, not the signature)
-      const refused = yield* buildStore(MediaStore.s3(s3Options({ credentials: { accessKeyId: "NOT-S3RVER", secretAccessKey: "wrong-secret" } })))
+      const refused = yield* buildStore(s3MediaStore(s3Options({ credentials: { accessKeyId: "NOT-S3RVER", secretAccessKey: "wrong-secret" } })))
       const error = yield* Effect.flip(refused.put("s1/m", bytes("x")))
       expect(error).toMatchObject({ _tag: "MediaStoreError", operation: "put", key: "s1/m" })
       expect(error.message).not.toContain("wrong-secret")
       // a stream whose object goes away before it is run fails as a stream, with the store's error
-      const store = yield* buildStore(MediaStore.s3(s3Options()))
+      const store = yield* buildStore(s3MediaStore(s3Options()))
       yield* store.put("s1/gone", bytes("soon gone"))
       const object = Option.getOrThrow(yield* store.stream("s1/gone"))
       yield* store.remove("s1/gone")

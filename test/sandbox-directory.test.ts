@@ -1,9 +1,9 @@
+import { localDiskMediaStore } from "../src/layers/media/mediaStoreLayers.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Scope, Stream, TestClock } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { MediaStore } from "../src/layers/media/MediaStore.js"
 import { Engine, type EngineError, type EngineEvent } from "../src/runtime/Engine.js"
 import type { GroupChange, LabelChange } from "../src/runtime/EngineDirectory.js"
 import { SandboxLedger } from "../src/runtime/engines/sandbox/Ledger.js"
@@ -13,7 +13,7 @@ import { heldRows, ledgerAt } from "./support/sqlLedger.js"
 
 // --- harness (as in sandbox-engine.test.ts) ------------------------------------------------
 
-const mediaStore = () => MediaStore.localDisk(mkdtempSync(join(tmpdir(), "sandbox-media-")))
+const mediaStore = () => localDiskMediaStore(mkdtempSync(join(tmpdir(), "sandbox-media-")))
 
 const sandbox = (options: Partial<SandboxNetworkOptions> = {}) =>
   SandboxEngineLive.pipe(

@@ -1,9 +1,9 @@
+import { localDiskMediaStore } from "../src/layers/media/mediaStoreLayers.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Ref, Scope, Stream, TestClock } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { MediaStore } from "../src/layers/media/MediaStore.js"
 import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.js"
 import { type DirectoryKind, type HeldEntry, SandboxLedger, type SentMessage } from "../src/runtime/engines/sandbox/Ledger.js"
 import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
@@ -13,7 +13,7 @@ import { heldRows, ledgerAt } from "./support/sqlLedger.js"
 // --- harness -----------------------------------------------------------------------------
 
 /** The network's media server keeps its blobs in a media store of its own per test. */
-const mediaStore = () => MediaStore.localDisk(mkdtempSync(join(tmpdir(), "sandbox-media-")))
+const mediaStore = () => localDiskMediaStore(mkdtempSync(join(tmpdir(), "sandbox-media-")))
 
 const sandbox = (options: SandboxNetworkOptions) =>
   SandboxEngineLive.pipe(

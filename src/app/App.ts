@@ -1,3 +1,5 @@
+import { mediaStoreFromSettings } from "../layers/media/mediaStoreLayers.js"
+import { cacheFromSettings } from "../layers/cache/cacheLayers.js"
 import { NodeContext } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
@@ -22,9 +24,8 @@ import { MediaIntake } from "../services/MediaIntake.js"
 import { Metrics } from "../runtime/Metrics.js"
 import { Messaging } from "../services/Messaging.js"
 import { Sessions } from "../services/Sessions.js"
-import { Cache } from "../layers/cache/Cache.js"
 import { AppSettings, type Settings } from "../domain/Settings.js"
-import { MediaStore } from "../layers/media/MediaStore.js"
+import { MediaStore } from "../runtime/ports/MediaStore.js"
 import { RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "../layers/store/index.js"
 import { topologyFromSettings } from "./Topology.js"
 
@@ -60,8 +61,8 @@ export const SwitchboardCore = <EngineOut, E, R>(
   const topology = topologyFromSettings(settings)
   const base = Layer.mergeAll(
     Layer.merge(topology.events, topology.cachedCopies).pipe(Layer.provideMerge(storeFromSettings(settings))),
-    MediaStore.fromSettings(settings),
-    Cache.fromSettings(settings),
+    mediaStoreFromSettings(settings),
+    cacheFromSettings(settings),
     AppSettings.layer(settings),
     NodeContext.layer
   )

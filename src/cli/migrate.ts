@@ -1,6 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import { Console, Effect, Option } from "effect"
-import type { MediaStoreService } from "../layers/media/MediaStore.js"
+import type { MediaStoreService } from "../runtime/ports/MediaStore.js"
 import { fromCount } from "../layers/store/columns.js"
 import { type TableSpec, tables } from "./tables.js"
 

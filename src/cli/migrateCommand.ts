@@ -1,7 +1,9 @@
+import { mediaStoreFromSettings } from "../layers/media/mediaStoreLayers.js"
+
 import { SqlClient } from "@effect/sql"
 import { Console, Context, Effect, Layer, Option } from "effect"
 import { type Settings } from "../domain/Settings.js"
-import { MediaStore } from "../layers/media/MediaStore.js"
+import { MediaStore } from "../runtime/ports/MediaStore.js"
 import { storeLayerFromUrl } from "../layers/store/index.js"
 import { mediaKeysOf, migrate } from "./migrate.js"
 
@@ -44,7 +46,7 @@ const sqlClientOf = (url: string) => Effect.map(Layer.build(storeLayerFromUrl(ur
 
 const mediaStoreOf = (settings: Settings, url: string) =>
   Effect.map(
-    Layer.build(MediaStore.fromSettings({ ...settings, media: { ...settings.media, url: Option.some(url) } })),
+    Layer.build(mediaStoreFromSettings({ ...settings, media: { ...settings.media, url: Option.some(url) } })),
     (context) => Context.get(context, MediaStore)
   )
 

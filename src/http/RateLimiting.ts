@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { Cache } from "../layers/cache/Cache.js"
+import { Cache } from "../runtime/ports/Cache.js"
 
 /** What a request's rate limit said, for the `RateLimit-*` headers of its answer. */
 export interface RateLimitVerdict {

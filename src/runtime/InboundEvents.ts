@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import type { StoreUnavailable } from "../domain/Errors.js"
-import { mediaKey, MediaStore } from "../layers/media/MediaStore.js"
+import { mediaKey, MediaStore } from "./ports/MediaStore.js"
 import type { MediaRecord } from "./ports/store/MessageRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { makeTransactionally, type Transactionally } from "../layers/store/transaction.js"

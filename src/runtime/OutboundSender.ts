@@ -1,6 +1,6 @@
 import { untilStoreIsBack } from "./storeOutage.js"
 import { Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
-import { mediaKey, type MediaStoreService } from "../layers/media/MediaStore.js"
+import { mediaKey, type MediaStoreService } from "./ports/MediaStore.js"
 import type { MessageRow } from "./ports/store/MessageRepo.js"
 import type { MessageRepo } from "./ports/store/MessageRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"

@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect, Option, Random } from "effect"
 import type { PacingSettings } from "../domain/Settings.js"
-import { Cache, type CacheService } from "../layers/cache/Cache.js"
+import { Cache, type CacheService } from "./ports/Cache.js"
 
 /** Jitter only ever slows down: a session never sends faster than its rate. */
 const JITTER_MAX = 1.3

@@ -1,5 +1,5 @@
 import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
-import { MediaStore } from "../layers/media/MediaStore.js"
+import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { untilStoreIsBack } from "./storeOutage.js"

@@ -16,7 +16,7 @@ import {
   SubscriptionRef,
   SynchronizedRef
 } from "effect"
-import { MediaStore } from "../layers/media/MediaStore.js"
+import { MediaStore } from "./ports/MediaStore.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
 import { makeTransactionally } from "../layers/store/transaction.js"

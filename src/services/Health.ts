@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
-import { Cache } from "../layers/cache/Cache.js"
+import { Cache } from "../runtime/ports/Cache.js"
 import { type HealthReport, VERSION } from "../domain/Health.js"
 
 export class Health extends Context.Tag("switchboard/Health")<Health, {

@@ -1,7 +1,7 @@
 import { existingSession } from "./sessionLookup.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Option, type Stream } from "effect"
-import { mediaKey, MediaStore, type MediaStoreError } from "../layers/media/MediaStore.js"
+import { mediaKey, MediaStore, type MediaStoreError } from "../runtime/ports/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../runtime/ports/store/BatchRepo.js"
 import type { MediaRecord, MessageRow } from "../runtime/ports/store/MessageRepo.js"
 import { MessageRepo } from "../runtime/ports/store/MessageRepo.js"

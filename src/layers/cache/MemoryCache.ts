@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect, Option, Random } from "effect"
-import type { CacheService } from "./Cache.js"
+import type { CacheService } from "../../runtime/ports/Cache.js"
 import { fromJson, toJson } from "./json.js"
 
 interface Entry {

@@ -1,6 +1,7 @@
 import { Duration, Effect, Option, Random, Runtime } from "effect"
 import { Redis } from "ioredis"
-import { type CacheService, CacheUnavailable, KEY_PREFIX } from "./Cache.js"
+import { KEY_PREFIX } from "./cacheLayers.js"
+import { type CacheService, CacheUnavailable } from "../../runtime/ports/Cache.js"
 import { fromJson, toJson } from "./json.js"
 
 export interface RedisCacheOptions {

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto"
 import { createReadStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { MediaStoreError, type MediaStoreService } from "./MediaStore.js"
+import { MediaStoreError, type MediaStoreService } from "../../runtime/ports/MediaStore.js"
 
 /**
  * Media as files under one directory. A put writes a temporary file and renames it into place,

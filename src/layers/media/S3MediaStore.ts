@@ -12,7 +12,7 @@ import {
 import { NodeStream } from "@effect/platform-node"
 import { Duration, Effect, Option, Stream } from "effect"
 import type { Readable } from "node:stream"
-import { MediaStoreError, type MediaStoreService } from "./MediaStore.js"
+import { MediaStoreError, type MediaStoreService } from "../../runtime/ports/MediaStore.js"
 
 export interface S3MediaStoreOptions {
   readonly bucket: string

@@ -18,7 +18,7 @@ import {
   type ReactCommand,
   type SendCommand
 } from "../../Engine.js"
-import { Cache, type CacheService } from "../../../layers/cache/Cache.js"
+import { Cache, type CacheService } from "../../ports/Cache.js"
 import { bestEffort } from "../../bestEffort.js"
 import { phoneNumberPattern } from "../../../domain/Ids.js"
 import { makeStoreAuthState } from "./authState.js"

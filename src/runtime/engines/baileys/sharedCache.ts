@@ -1,6 +1,6 @@
 import type { GroupMetadata } from "@whiskeysockets/baileys"
 import { Effect, Option, Runtime } from "effect"
-import type { CacheService } from "../../../layers/cache/Cache.js"
+import type { CacheService } from "../../ports/Cache.js"
 import type { PhoneOfLid } from "./jids.js"
 
 /**

@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { MediaStore } from "../../../layers/media/MediaStore.js"
+import { MediaStore } from "../../ports/MediaStore.js"
 import { EngineError, type InboundMedia, type OutboundMedia } from "../../Engine.js"
 
 /**

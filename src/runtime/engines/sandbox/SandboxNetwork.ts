@@ -1,6 +1,6 @@
 import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
 import type { Me } from "../../../domain/Session.js"
-import type { MediaStore } from "../../../layers/media/MediaStore.js"
+import type { MediaStore } from "../../ports/MediaStore.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import {
   type CloseReason,

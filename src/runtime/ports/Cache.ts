@@ -1,7 +1,4 @@
-import { Context, Data, type Duration, Effect, Layer, type Option } from "effect"
-import type { Settings } from "../../domain/Settings.js"
-import { makeMemoryCache } from "./MemoryCache.js"
-import { makeRedisCache, type RedisCacheOptions } from "./RedisCache.js"
+import { Context, Data, type Duration, type Effect, type Option } from "effect"
 
 /**
  * What the gateway caches (group metadata, LID lookups) and the counters of its limits (send
@@ -54,25 +51,4 @@ export class CacheUnavailable extends Data.TaggedError("CacheUnavailable")<{
   }
 }
 
-/** Every key the gateway writes starts with this, so one Redis can be shared with others. */
-export const KEY_PREFIX = "switchboard:"
-
-export class Cache extends Context.Tag("switchboard/Cache")<Cache, CacheService>() {
-  /** A cache in this process only: a map with expiry, on Effect's `Clock`. */
-  static readonly memory = (): Layer.Layer<Cache> => Layer.effect(Cache, Effect.suspend(() => makeMemoryCache))
-
-  /** Redis, shared by every process that uses it; disconnects when the layer's scope closes. */
-  static readonly redis = (options: RedisCacheOptions): Layer.Layer<Cache> =>
-    Layer.scoped(Cache, Effect.suspend(() => makeRedisCache(options)))
-
-  /** `memory` or `redis://…` / `rediss://…`. */
-  static readonly fromUrl = (url: string): Layer.Layer<Cache> =>
-    url === "memory"
-      ? Cache.memory()
-      : /^rediss?:\/\//.test(url)
-      ? Cache.redis({ url })
-      : Layer.die(new Error(`CACHE_URL ${url.split(/[:/]/)[0]}…: use memory or redis://host:port`))
-
-  /** The cache named by `CACHE_URL`. */
-  static readonly fromSettings = (settings: Pick<Settings, "cacheUrl">): Layer.Layer<Cache> => Cache.fromUrl(settings.cacheUrl)
-}
+export class Cache extends Context.Tag("switchboard/Cache")<Cache, CacheService>() {}
