@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Effect, Exit, Layer, Option, Queue, Stream } from "effect"
+import type { DomainEvent } from "../src/domain/Events.js"
 import { defaultSettings } from "../src/app/Config.js"
 import { storeFromSettings } from "../src/app/App.js"
 import { EventRepo } from "../src/runtime/ports/store/EventRepo.js"
 import { SessionRepo } from "../src/runtime/ports/store/SessionRepo.js"
-import { makeTransactionally } from "../src/layers/store/transaction.js"
+import { Store } from "../src/runtime/ports/store/Store.js"
 import { Events } from "../src/runtime/Events.js"
 import { makeEvent } from "../src/domain/makeEvent.js"
 import { sessionRow } from "./support/fixtures.js"
@@ -22,7 +23,7 @@ for (const backend of storeBackends("outbox.test.ts")) {
           const sessions = yield* SessionRepo
           const events = yield* Events
           const outbox = yield* EventRepo
-          const transactionally = yield* makeTransactionally
+          const transactionally = (yield* Store).transactionally
           const row = sessionRow()
           yield* sessions.insert(row)
           const announce = (status: "ready" | "failed") =>
@@ -43,6 +44,48 @@ for (const backend of storeBackends("outbox.test.ts")) {
           yield* outbox.markDispatched([event!.id])
           expect(yield* outbox.undispatched(10)).toEqual([])
           expect(Option.fromNullable(yield* outbox.find(event!.id))).toEqual(Option.some(event))
+        }).pipe(Effect.provide(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings)))))
+      }))
+    it.scopedLive("live subscribers hear an event once its change has committed, and never one that rolled back", () =>
+      Effect.gen(function*() {
+        const settings = yield* defaultSettings({ dataDir: tempDir(), databaseUrl: yield* backend.freshUrl })
+        yield* Effect.gen(function*() {
+          const sessions = yield* SessionRepo
+          const events = yield* Events
+          const { transactionally } = yield* Store
+          const heard = yield* Queue.unbounded<DomainEvent>()
+          yield* Effect.forkScoped(Stream.runForEach(yield* events.subscribe, (event) => Queue.offer(heard, event)))
+          const row = sessionRow()
+          yield* sessions.insert(row)
+          const announce = (status: "ready" | "failed") =>
+            Effect.zipRight(
+              sessions.update(row.id, { status }),
+              events.publish(makeEvent("session.status", row.id, { status, previousStatus: "created", reason: null }))
+            )
+          /** What the feed carries within a moment (live delivery is in-process and immediate). */
+          const heardSoon = Effect.zipRight(Effect.sleep("100 millis"), Queue.takeAll(heard)).pipe(
+            Effect.map((chunk) => Array.from(chunk, (event) => event.data))
+          )
+
+          const rolledBack = yield* Effect.exit(transactionally(Effect.zipRight(announce("failed"), Effect.fail("abandoned"))))
+          expect(Exit.isFailure(rolledBack)).toBe(true)
+          expect(yield* heardSoon).toEqual([])
+
+          // Inside the transaction nothing is heard yet: the change is not there to see.
+          const heardBeforeCommit = yield* transactionally(Effect.zipRight(announce("ready"), heardSoon))
+          expect(heardBeforeCommit).toEqual([])
+          expect(yield* heardSoon).toEqual([{ status: "ready", previousStatus: "created", reason: null }])
+
+          // A savepoint that rolls back takes its event along; the transaction around it commits the rest.
+          yield* transactionally(Effect.gen(function*() {
+            yield* Effect.exit(transactionally(Effect.zipRight(announce("failed"), Effect.fail("inner abandoned"))))
+            yield* events.publish(makeEvent("session.qr", row.id, { qr: "after the savepoint" }))
+          }))
+          expect(yield* heardSoon).toEqual([{ qr: "after the savepoint" }])
+
+          // Outside a transaction, at once.
+          yield* events.publish(makeEvent("session.qr", row.id, { qr: "alone" }))
+          expect(yield* heardSoon).toEqual([{ qr: "alone" }])
         }).pipe(Effect.provide(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings)))))
       }))
   })

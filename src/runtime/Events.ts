@@ -1,3 +1,4 @@
+import { Store } from "./ports/store/Store.js"
 import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { EventRepo } from "./ports/store/EventRepo.js"
@@ -6,9 +7,10 @@ import type { DomainEvent } from "../domain/Events.js"
 /**
  * Domain events. Publishing writes the event to the outbox (the Store's `events` table), in
  * the caller's transaction when there is one, so an event exists exactly when the change it
- * announces does; webhooks are delivered from there. It is also put on an in-process bus for
- * live subscribers (the SSE stream, library users); in a cluster, every runner's bus carries
- * every runner's events (see `ClusterEventsLive`).
+ * announces does; webhooks are delivered from there. Once that transaction has committed (at
+ * once outside one) it is also put on an in-process bus for live subscribers (the SSE stream,
+ * library users), who so never see an event whose change was rolled back; in a cluster, every
+ * runner's bus carries every runner's events (see `ClusterEventsLive`).
  */
 export interface EventsService {
   readonly publish: (event: DomainEvent) => Effect.Effect<void, StoreUnavailable>
@@ -36,9 +38,10 @@ export class Events extends Context.Tag("switchboard/Events")<Events, EventsServ
     Events,
     Effect.gen(function*() {
       const outbox = yield* EventRepo
+      const store = yield* Store
       const bus = yield* makeEventBus
       return Events.of({
-        publish: (event) => Effect.zipRight(outbox.append(event), bus.publish(event)).pipe(Effect.asVoid),
+        publish: (event) => Effect.zipRight(outbox.append(event), store.afterCommit(Effect.asVoid(bus.publish(event)))),
         subscribe: bus.subscribe,
         subscribeLocal: bus.subscribe
       })

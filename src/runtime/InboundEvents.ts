@@ -3,7 +3,7 @@ import type { StoreUnavailable } from "../domain/Errors.js"
 import { mediaKey, MediaStore } from "./ports/MediaStore.js"
 import type { MediaRecord } from "./ports/store/MessageRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
-import { makeTransactionally, type Transactionally } from "../layers/store/transaction.js"
+import { Store, type Transactionally } from "./ports/store/Store.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
@@ -35,7 +35,7 @@ export interface InboundContext {
 export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =>
   Effect.gen(function*() {
     // A change and the events announcing it are one transaction (see Events: the outbox).
-    const transactionally = yield* makeTransactionally
+    const transactionally = (yield* Store).transactionally
     switch (event._tag) {
       case "Qr":
         return yield* context.showQr({ qr: event.qr, expiresAt: event.expiresAt })

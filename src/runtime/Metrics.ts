@@ -1,7 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import type { StoreUnavailable } from "../domain/Errors.js"
 import { Context, Effect, Layer, Stream } from "effect"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
-import { fromCount } from "../layers/store/columns.js"
+import { SessionRepo } from "./ports/store/SessionRepo.js"
 import { SessionSupervisor } from "./SessionSupervisor.js"
 import { Events } from "./Events.js"
 import { type DomainEvent } from "../domain/Events.js"
@@ -32,7 +32,7 @@ export type WebhookFailureReason = "attempts_exhausted" | "gone" | "test" | "aba
 
 export interface MetricsService {
   /** Every metric in the Prometheus text format; the session gauges are read now. */
-  readonly scrape: Effect.Effect<string>
+  readonly scrape: Effect.Effect<string, StoreUnavailable>
   readonly recordHttpRequest: (sample: HttpRequestSample) => Effect.Effect<void>
   readonly recordWebhookAttempt: (sample: WebhookAttemptSample) => Effect.Effect<void>
   readonly recordWebhookFailure: (reason: WebhookFailureReason) => Effect.Effect<void>
@@ -88,7 +88,7 @@ const messageCountOf = (event: DomainEvent): MessageCount | undefined => {
 }
 
 const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+  const sessionRepo = yield* SessionRepo
   const supervisor = yield* SessionSupervisor
   const events = yield* Events
   const registry = new Registry()
@@ -163,12 +163,9 @@ const make = Effect.gen(function*() {
       if (count !== undefined) messages.inc(count)
     })))
 
-  // Sessions are few: one aggregate of their table per scrape is cheap, and always agrees with the API.
-  const sessionCounts = sql<{ readonly status: string; readonly count: unknown }>`
-    SELECT status, COUNT(*) AS count FROM sessions GROUP BY status`.pipe(Effect.orDie)
 
   const readScrapeTimeGauges = Effect.gen(function*() {
-    const counts = new Map((yield* sessionCounts).map((row) => [row.status, fromCount(row.count)]))
+    const counts = yield* sessionRepo.countByStatus()
     const depths = yield* supervisor.mailboxDepths
     // Set in one synchronous step, so a concurrent scrape never sees them half written.
     for (const status of SessionStatus.literals) sessions.set({ status }, counts.get(status) ?? 0)

@@ -3,7 +3,7 @@ import { Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "e
 import { mediaKey, type MediaStoreService } from "./ports/MediaStore.js"
 import type { MessageRow } from "./ports/store/MessageRepo.js"
 import type { MessageRepo } from "./ports/store/MessageRepo.js"
-import { makeTransactionally } from "../layers/store/transaction.js"
+import { Store } from "./ports/store/Store.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
 import { type EngineConnection, EngineError, type OutboundContent } from "./Engine.js"
@@ -36,7 +36,7 @@ export const makeOutbound = (deps: OutboundDeps) =>
   Effect.gen(function*() {
     const events = yield* Events
     const pacer = yield* makePacer(deps.sessionId, deps.pacing)
-    const transactionally = yield* makeTransactionally
+    const transactionally = (yield* Store).transactionally
     const queue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
     const queued = new Set<string>()
     const recount = Effect.suspend(() => Ref.set(deps.queuedSends, queued.size))

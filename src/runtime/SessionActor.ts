@@ -4,7 +4,7 @@ import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { untilStoreIsBack } from "./storeOutage.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
-import { makeTransactionally } from "../layers/store/transaction.js"
+import { Store } from "./ports/store/Store.js"
 import { Conflict, type EngineCallError, toApiError } from "../domain/Errors.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
@@ -119,7 +119,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     const sessions = yield* SessionRepo
     const messages = yield* MessageRepo
     const events = yield* Events
-    const transactionally = yield* makeTransactionally
+    const transactionally = (yield* Store).transactionally
     const auth = (yield* AuthRepo).forSession(sessionId)
     /** The open connection, ready or not (pairing codes and logout need it early). */
     const connection = yield* Ref.make(Option.none<EngineConnection>())

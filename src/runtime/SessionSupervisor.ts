@@ -19,7 +19,7 @@ import {
 import { MediaStore } from "./ports/MediaStore.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
-import { makeTransactionally } from "../layers/store/transaction.js"
+import { Store } from "./ports/store/Store.js"
 import { type EngineCallError, EngineTimeout } from "../domain/Errors.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
@@ -116,7 +116,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
     const engine = yield* Engine
     const mediaStore = yield* MediaStore
     const messages = yield* MessageRepo
-    const transactionally = yield* makeTransactionally
+    const transactionally = (yield* Store).transactionally
     const fibers = yield* FiberMap.make<string>()
     const handles = yield* SynchronizedRef.make(new Map<string, SessionActorHandle>())
 

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { Store } from "../runtime/ports/store/Store.js"
 import { Context, Effect, Layer } from "effect"
 import { Cache } from "../runtime/ports/Cache.js"
 import { type HealthReport, VERSION } from "../domain/Health.js"
@@ -9,10 +9,10 @@ export class Health extends Context.Tag("switchboard/Health")<Health, {
   static readonly layer = Layer.effect(
     Health,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+      const store = yield* Store
       const cache = yield* Cache
       const startedAt = Date.now()
-      const database = sql`SELECT 1 AS ok`.pipe(
+      const database = store.ping.pipe(
         Effect.timeout("2 seconds"),
         Effect.as("ok"),
         Effect.orElseSucceed(() => "unreachable")

@@ -5,7 +5,7 @@ import { mediaKey, MediaStore, type MediaStoreError } from "../runtime/ports/Med
 import { type BatchRecord, BatchRepo } from "../runtime/ports/store/BatchRepo.js"
 import type { MediaRecord, MessageRow } from "../runtime/ports/store/MessageRepo.js"
 import { MessageRepo } from "../runtime/ports/store/MessageRepo.js"
-import { makeTransactionally } from "../layers/store/transaction.js"
+import { Store } from "../runtime/ports/store/Store.js"
 import { SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { engineCall } from "../runtime/EngineCall.js"
@@ -98,7 +98,7 @@ const make = Effect.gen(function*() {
   const events = yield* Events
   const intake = yield* MediaIntake
   const mediaStore = yield* MediaStore
-  const transactionally = yield* makeTransactionally
+  const transactionally = (yield* Store).transactionally
 
   const mediaUnavailable = (error: { readonly message: string }) =>
     Effect.zipRight(

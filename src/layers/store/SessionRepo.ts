@@ -6,7 +6,7 @@ import { DateTime, Effect, Layer, Option } from "effect"
 import { SessionNameTaken } from "../../domain/Errors.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import type { EngineName, LastError, SessionStatus } from "../../domain/Session.js"
-import { fromIntegerBoolean, fromJsonColumn, isUniqueViolation, toIntegerBoolean, toJsonColumn } from "./columns.js"
+import { fromCount, fromIntegerBoolean, fromJsonColumn, isUniqueViolation, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
@@ -143,6 +143,15 @@ export const SqlSessionRepo = Layer.effect(
       orStoreUnavailable
     )
 
+    /** Sessions are few: one aggregate of their table is cheap, and always agrees with the API. */
+    const countByStatus = Effect.fn("SessionRepo.countByStatus")(
+      () =>
+        sql<{ readonly status: SessionStatus; readonly count: unknown }>`SELECT status, COUNT(*) AS count FROM sessions GROUP BY status`.pipe(
+          Effect.map((rows): ReadonlyMap<SessionStatus, number> => new Map(rows.map((row) => [row.status, fromCount(row.count)])))
+        ),
+      orStoreUnavailable
+    )
+
     /** Applies the fields present in `patch`, bumps `updated_at`, and returns the new row. */
     const update = Effect.fn("SessionRepo.update")(
       function*(id: string, patch: SessionPatch) {
@@ -174,6 +183,6 @@ export const SqlSessionRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    return { insert, findById, findByName, list, listDesiredRunning, update, remove } as const
+    return { insert, findById, findByName, list, listDesiredRunning, countByStatus, update, remove } as const
   })
 )

@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { SqlStore } from "./SqlStore.js"
 import { SqlApiKeyRepo } from "./ApiKeyRepo.js"
 import { SqlAuditRepo } from "./AuditRepo.js"
 import { SqlAuthRepo } from "./AuthRepo.js"
@@ -28,10 +29,12 @@ export * from "./Migrations.js"
 export * from "./SessionRepo.js"
 export * from "./WebhookRepo.js"
 export * from "./SqliteStore.js"
+export * from "./SqlStore.js"
 export * from "./PgStore.js"
 
-/** Every repository; each needs only a `SqlClient` (e.g. from `storeLayerFromUrl`). */
+/** The Store's transactions and every repository; each needs only a `SqlClient` (e.g. from `storeLayerFromUrl`). */
 export const RepositoriesLive = Layer.mergeAll(
+  SqlStore,
   SqlSessionRepo,
   SqlAuthRepo,
   SqlMessageRepo,

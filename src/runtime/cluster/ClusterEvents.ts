@@ -1,3 +1,4 @@
+import { Store } from "../ports/store/Store.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { EventRepo } from "../ports/store/EventRepo.js"
@@ -33,10 +34,11 @@ const readNotification = (payload: string): DomainEvent | { readonly id: string 
  * A listener that reconnects misses what was announced meanwhile; the outbox still has it
  * (SSE clients resume with `Last-Event-ID`, webhooks are delivered from the outbox).
  */
-export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | SqlClient.SqlClient> = Layer.scoped(
+export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | Store | SqlClient.SqlClient> = Layer.scoped(
   Events,
   Effect.gen(function*() {
     const outbox = yield* EventRepo
+    const store = yield* Store
     const sql = yield* SqlClient.SqlClient
     const pg = yield* postgresOf(sql)
     const everywhere = yield* makeEventBus
@@ -63,7 +65,9 @@ export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | SqlClient
     yield* listenScoped(pg, CHANNEL, received)
 
     return Events.of({
-      publish: (event) => Effect.all([outbox.append(event), announce(event), here.publish(event)], { discard: true }),
+      // The notification goes out with the commit (Postgres holds it until then), and so does this runner's own copy.
+      publish: (event) =>
+        Effect.all([outbox.append(event), announce(event), store.afterCommit(Effect.asVoid(here.publish(event)))], { discard: true }),
       subscribe: everywhere.subscribe,
       subscribeLocal: here.subscribe
     })

@@ -3,7 +3,7 @@ import { Clock, Context, Duration, Effect, Either, Layer, Schedule, Stream } fro
 import { AppSettings } from "../../domain/Settings.js"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
-import { makeTransactionally } from "../../layers/store/transaction.js"
+import { Store } from "../ports/store/Store.js"
 import type { WebhookRow } from "../ports/store/WebhookRepo.js"
 import { Events } from "../Events.js"
 import { makeEvent } from "../../domain/makeEvent.js"
@@ -73,7 +73,7 @@ export const makeWebhookDispatcher = (options: DispatcherOptions) =>
     const events = yield* Events
     const outbox = yield* EventRepo
     const deliveries = yield* DeliveryRepo
-    const transactionally = yield* makeTransactionally
+    const transactionally = (yield* Store).transactionally
     const isoNow = Effect.map(Clock.currentTimeMillis, (now) => new Date(now).toISOString())
 
     // One agent for the dispatcher's life: connections to receivers are reused, and each was

@@ -2,7 +2,7 @@ import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Duration, Effect, Either, Option, Random } from "effect"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
-import { makeTransactionally } from "../../layers/store/transaction.js"
+import { Store } from "../ports/store/Store.js"
 import { WebhookRepo } from "../ports/store/WebhookRepo.js"
 import { Metrics, type MetricsService, type WebhookFailureReason } from "../Metrics.js"
 import type { Delivery, DeliveryStatus } from "../../domain/Webhook.js"
@@ -33,7 +33,7 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
     const webhooks = yield* WebhookRepo
     const events = yield* EventRepo
     const deliveries = yield* DeliveryRepo
-    const transactionally = yield* makeTransactionally
+    const transactionally = (yield* Store).transactionally
     const isoNow = Effect.map(Clock.currentTimeMillis, (now) => new Date(now).toISOString())
     // The gateway's metrics; the dispatcher also runs without them (its own tests, benches).
     const metrics = yield* Effect.serviceOption(Metrics)

@@ -2,7 +2,7 @@ import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Effect } from "effect"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
-import { makeTransactionally } from "../../layers/store/transaction.js"
+import { Store } from "../ports/store/Store.js"
 import { WebhookRepo } from "../ports/store/WebhookRepo.js"
 
 /** What one fan-out pass did. */
@@ -22,7 +22,7 @@ export const makeFanOut = Effect.gen(function*() {
   const events = yield* EventRepo
   const webhooks = yield* WebhookRepo
   const deliveries = yield* DeliveryRepo
-  const transactionally = yield* makeTransactionally
+  const transactionally = (yield* Store).transactionally
 
   return (batchSize: number): Effect.Effect<FanOutResult, StoreUnavailable> =>
     transactionally(Effect.gen(function*() {

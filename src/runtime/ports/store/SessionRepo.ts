@@ -35,6 +35,7 @@ export class SessionRepo extends Context.Tag("switchboard/SessionRepo")<SessionR
   readonly findByName: (name: string) => Effect.Effect<Option.Option<SessionRow>, StoreUnavailable>
   readonly list: (filter: SessionFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<SessionRow>, StoreUnavailable>
   readonly listDesiredRunning: () => Effect.Effect<ReadonlyArray<SessionRow>, StoreUnavailable>
+  readonly countByStatus: () => Effect.Effect<ReadonlyMap<SessionStatus, number>, StoreUnavailable>
   readonly update: (id: string, patch: SessionPatch) => Effect.Effect<Option.Option<SessionRow>, StoreUnavailable>
   readonly remove: (id: string) => Effect.Effect<boolean, StoreUnavailable>
 }>() {}

@@ -1,0 +1,37 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, FiberRef, Layer } from "effect"
+import type { StoreUnavailable } from "../../domain/Errors.js"
+import { Store } from "../../runtime/ports/store/Store.js"
+import { orStoreUnavailable } from "./storeFailure.js"
+
+/** What waits for the commit of the transaction a fiber is in; `undefined` outside one. */
+interface OpenTransaction {
+  readonly afterCommit: Array<Effect.Effect<void>>
+}
+const currentTransaction = FiberRef.unsafeMake<OpenTransaction | undefined>(undefined)
+
+/** The Store's transactions on the SQL client (SQLite or Postgres). */
+export const SqlStore = Layer.effect(
+  Store,
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    Store.of({
+      transactionally: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.flatMap(FiberRef.get(currentTransaction), (open) => {
+          if (open !== undefined) {
+            // A savepoint: what it queued goes with it if it rolls back.
+            const mark = open.afterCommit.length
+            return orStoreUnavailable(sql.withTransaction(effect)).pipe(
+              Effect.tapErrorCause(() => Effect.sync(() => void open.afterCommit.splice(mark)))
+            )
+          }
+          const opened: OpenTransaction = { afterCommit: [] }
+          return orStoreUnavailable(sql.withTransaction(Effect.locally(effect, currentTransaction, opened))).pipe(
+            Effect.tap(() => Effect.forEach(opened.afterCommit, (action) => action, { discard: true }))
+          )
+        }) as Effect.Effect<A, E | StoreUnavailable, R>,
+      afterCommit: (effect) =>
+        Effect.flatMap(FiberRef.get(currentTransaction), (open) =>
+          open === undefined ? effect : Effect.sync(() => void open.afterCommit.push(effect))),
+      ping: orStoreUnavailable(Effect.asVoid(sql`SELECT 1`))
+    }))
+)
