@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Option, Ref, Schedule, TestClock } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Duration, Effect, Option, Ref, Schedule, TestClock } from "effect"
 import { advanceUntil, type Core, letFibersRun, startCore } from "./support/core.js"
 import { tempDir } from "./support/gateway.js"
 import type { ConnectOptions, SendCommand } from "../src/runtime/Engine.js"
@@ -259,6 +260,28 @@ describe("SessionSupervisor", () => {
       expect(yield* core.supervisor.running).toEqual(expect.arrayContaining([bystander, friend, crashing.id]))
       // The crashes show on the session, not only in the log.
       expect((yield* core.sessions.get(crashing.id)).lastError).toMatchObject({ code: "ACTOR_CRASHED", message: expect.stringContaining("engine bug") })
+    }))
+
+  it.scoped("restarts a crashed actor even when the Store refuses to record the crash", () =>
+    Effect.gen(function*() {
+      let victim = ""
+      const crashed = yield* Ref.make(false)
+      const core = yield* startCore({ reconnect }, (options) =>
+        options.sessionId === victim
+          ? Ref.getAndSet(crashed, true).pipe(Effect.flatMap((before) => before ? Effect.void : Effect.die(new Error("engine bug"))))
+          : Effect.void)
+      // The Store fails the one write that records the crash (the status stays, the error turns ACTOR_CRASHED).
+      const sql = Context.get(core.context, SqlClient.SqlClient)
+      yield* sql.unsafe(`CREATE TRIGGER refuse_crash_record BEFORE UPDATE OF last_error ON sessions
+        WHEN NEW.status = OLD.status AND NEW.last_error LIKE '%ACTOR_CRASHED%'
+        BEGIN SELECT RAISE(ABORT, 'the Store is down'); END`)
+      const crashing = yield* core.sessions.create({ name: "crashing-unrecorded" })
+      victim = crashing.id
+      yield* core.supervisor.start(crashing.id)
+      // Supervision goes on: the actor is restarted and links.
+      yield* advanceUntil(statusIs(core, crashing.id, "ready"), "100 millis", 600)
+      expect(yield* core.attempts(crashing.id)).toHaveLength(2)
+      expect(yield* core.supervisor.running).toContain(crashing.id)
     }))
 
   it.scoped("stops, restarts and deletes sessions, and restore starts only those that were running", () =>

@@ -130,7 +130,10 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         return next
       })
 
-    /** A crash shows on the session itself (stored and in the live state), not only in the log. */
+    /**
+     * A crash shows on the session itself (stored and in the live state), not only in the log.
+     * Storing it is best effort: a Store that is down must not end the supervision.
+     */
     const recordCrash = (handle: SessionActorHandle, cause: Cause.Cause<unknown>) =>
       Effect.gen(function*() {
         yield* Effect.logError("session actor crashed; restarting", cause)
@@ -138,7 +141,9 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         const message = Cause.pretty(cause).split("\n")[0] ?? "unknown defect"
         const lastError = { code: "ACTOR_CRASHED", message, at }
         yield* SubscriptionRef.update(handle.state, (state) => ({ ...state, lastError }))
-        yield* sessions.update(handle.sessionId, { lastError })
+        yield* sessions.update(handle.sessionId, { lastError }).pipe(
+          Effect.catchTag("StoreUnavailable", (outage) => Effect.logWarning("the crash could not be stored", outage.message))
+        )
       })
 
     /**
