@@ -12,6 +12,13 @@ import { sessionRow } from "./support/fixtures.js"
 import { tempDir } from "./support/gateway.js"
 import { storeBackends } from "./support/storeBackends.js"
 
+/** A session's status change and its event, written together (in the caller's transaction, if any). */
+const announceStatus = (sessionId: string, status: "ready" | "failed") =>
+  Effect.gen(function*() {
+    yield* (yield* SessionRepo).update(sessionId, { status })
+    yield* (yield* Events).publish(makeEvent("session.status", sessionId, { status, previousStatus: "created", reason: null }))
+  })
+
 /** The outbox: every published event is a row of the Store, written with the change it announces. */
 for (const backend of storeBackends("outbox.test.ts")) {
   describe.skipIf(backend.skip)(`the outbox on ${backend.name}`, () => {
@@ -21,16 +28,11 @@ for (const backend of storeBackends("outbox.test.ts")) {
         const settings = yield* defaultSettings({ dataDir, databaseUrl: yield* backend.freshUrl })
         yield* Effect.gen(function*() {
           const sessions = yield* SessionRepo
-          const events = yield* Events
           const outbox = yield* EventRepo
           const transactionally = (yield* Store).transactionally
           const row = sessionRow()
           yield* sessions.insert(row)
-          const announce = (status: "ready" | "failed") =>
-            Effect.zipRight(
-              sessions.update(row.id, { status }),
-              events.publish(makeEvent("session.status", row.id, { status, previousStatus: "created", reason: null }))
-            )
+          const announce = (status: "ready" | "failed") => announceStatus(row.id, status)
 
           const failed = yield* Effect.exit(transactionally(Effect.zipRight(announce("failed"), Effect.fail("the change was abandoned"))))
           expect(Exit.isFailure(failed)).toBe(true)
@@ -57,11 +59,7 @@ for (const backend of storeBackends("outbox.test.ts")) {
           yield* Effect.forkScoped(Stream.runForEach(yield* events.subscribe, (event) => Queue.offer(heard, event)))
           const row = sessionRow()
           yield* sessions.insert(row)
-          const announce = (status: "ready" | "failed") =>
-            Effect.zipRight(
-              sessions.update(row.id, { status }),
-              events.publish(makeEvent("session.status", row.id, { status, previousStatus: "created", reason: null }))
-            )
+          const announce = (status: "ready" | "failed") => announceStatus(row.id, status)
           /** What the feed carries within a moment (live delivery is in-process and immediate). */
           const heardSoon = Effect.zipRight(Effect.sleep("100 millis"), Queue.takeAll(heard)).pipe(
             Effect.map((chunk) => Array.from(chunk, (event) => event.data))
