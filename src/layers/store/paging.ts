@@ -5,13 +5,13 @@ import { Array as Arr, Effect, Option } from "effect"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromCount } from "./columns.js"
 
+/** Ids per detail query: an unpaged list may hold more ids than a statement may bind. */
+const LOAD_CHUNK = 500
+
 /**
  * A list over root records (sessions, messages, …) whose full form may join child rows
  * (status history, …). The root table's primary key column must be `id`.
  */
-/** Ids per detail query: an unpaged list may hold more ids than a statement may bind. */
-const LOAD_CHUNK = 500
-
 export interface RootListQuery<A> {
   readonly table: string
   /** Filters on the root table only. */

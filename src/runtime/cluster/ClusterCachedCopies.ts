@@ -17,7 +17,11 @@ export const ClusterCachedCopiesLive: Layer.Layer<CachedCopies, never, SqlClient
     const sql = yield* SqlClient.SqlClient
     const pg = yield* postgresOf(sql)
     return CachedCopies.of({
-      changed: (topic) => notify(sql, CHANNEL, topic),
+      // The other runners' copies then expire on their own (within seconds).
+      changed: (topic) =>
+        notify(sql, CHANNEL, topic).pipe(
+          Effect.catchTag("StoreUnavailable", (outage) => Effect.logWarning("could not tell the other runners of a change", outage.message))
+        ),
       onChange: (topic, forget) => listenScoped(pg, CHANNEL, (changed) => (changed === topic ? forget : Effect.void))
     })
   })

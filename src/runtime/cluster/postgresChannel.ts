@@ -1,3 +1,4 @@
+import { StoreUnavailable } from "../../domain/Errors.js"
 import type { SqlClient } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
 import { Effect, Schedule, Stream } from "effect"
@@ -13,7 +14,10 @@ export const postgresOf = (sql: SqlClient.SqlClient): Effect.Effect<PgClient.PgC
 
 /** `pg_notify` as a statement, so that inside a transaction it is sent when (and if) it commits. */
 export const notify = (sql: SqlClient.SqlClient, channel: string, payload: string) =>
-  Effect.asVoid(Effect.orDie(sql`SELECT pg_notify(${channel}, ${payload})`))
+  sql`SELECT pg_notify(${channel}, ${payload})`.pipe(
+    Effect.asVoid,
+    Effect.mapError((error) => new StoreUnavailable({ message: `the Store failed: ${error.message}` }))
+  )
 
 /** Runs `handle` for every notification on `channel` for the life of the scope, listening again after a drop. */
 export const listenScoped = <R>(pg: PgClient.PgClient, channel: string, handle: (payload: string) => Effect.Effect<void, never, R>) =>
