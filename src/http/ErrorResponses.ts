@@ -1,6 +1,8 @@
 import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerResponse, Multipart } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
 import { StoreUnavailable, toErrorBody } from "../domain/Errors.js"
+import { ClusterUnreachable } from "../runtime/cluster/ClusterUnreachable.js"
+import { CacheUnavailable } from "../runtime/ports/Cache.js"
 
 interface Refusal {
   readonly status: number
@@ -41,7 +43,7 @@ const refusalOf = (error: unknown): Refusal | undefined => {
   }
   // The Store (or the cache) is down: the caller may try again; nothing was half done, since
   // every change and its events are one transaction.
-  if (isTagged(error, "ClusterUnreachable")) return { status: 503, code: "SERVICE_UNAVAILABLE", message: (error as Error).message }
+  if (error instanceof ClusterUnreachable) return { status: 503, code: "SERVICE_UNAVAILABLE", message: error.message }
   if (isOutage(error)) {
     return storeOutage
   }
@@ -64,10 +66,7 @@ const refusalOf = (error: unknown): Refusal | undefined => {
   return undefined
 }
 
-const tagOf = (error: unknown) =>
-  typeof error === "object" && error !== null ? (error as { readonly _tag?: unknown })._tag : undefined
-const isTagged = (error: unknown, tag: string) => tagOf(error) === tag
-const isOutage = (error: unknown) => error instanceof StoreUnavailable || isTagged(error, "CacheUnavailable")
+const isOutage = (error: unknown) => error instanceof StoreUnavailable || error instanceof CacheUnavailable
 
 const storeOutage: Refusal = {
   status: 503,
