@@ -1,6 +1,6 @@
 import { HttpServerError, HttpServerRequest } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
-import { Effect, Exit, FiberRef, Option } from "effect"
+import { Clock, Effect, Exit, FiberRef, Option } from "effect"
 import { matchedEndpoint } from "./Endpoints.js"
 import { authenticatedCaller, CurrentRequest } from "./RequestTracking.js"
 
@@ -31,7 +31,7 @@ export const logRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E
           route: Option.getOrNull(Option.map(matched, ({ endpoint }) => endpoint.path)),
           path: pathname.length > 256 ? `${pathname.slice(0, 256)}…` : pathname,
           status,
-          durationMs: Date.now() - startedAt,
+          durationMs: (yield* Clock.currentTimeMillis) - startedAt,
           clientIp,
           keyId: Option.getOrNull(Option.map(caller, (principal) => principal.keyId))
         }))

@@ -1,5 +1,5 @@
 import { HttpServerRequest, type HttpApp, type HttpServerResponse } from "@effect/platform"
-import { Effect, FiberRef, Option } from "effect"
+import { Clock, Effect, FiberRef, Option } from "effect"
 import { Audit } from "../services/Audit.js"
 import { type AuditRecord } from "../domain/Audit.js"
 import type { Principal } from "../services/ApiKeys.js"
@@ -30,9 +30,14 @@ interface Answered {
   readonly caller: Option.Option<Principal>
 }
 
-const recordOf = ({ caller, matched, method, tracked }: Answered, response: HttpServerResponse.HttpServerResponse): AuditRecord => ({
-  id: uuidv7(),
-  at: new Date().toISOString(),
+/** `now`: when the answer went out, in epoch millis. */
+const recordOf = (
+  { caller, matched, method, tracked }: Answered,
+  response: HttpServerResponse.HttpServerResponse,
+  now: number
+): AuditRecord => ({
+  id: uuidv7(now),
+  at: new Date(now).toISOString(),
   requestId: tracked.requestId,
   keyId: Option.getOrNull(Option.map(caller, (principal) => principal.keyId)),
   keyName: Option.getOrNull(Option.map(caller, (principal) => principal.name)),
@@ -65,7 +70,7 @@ export const auditRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default
         matched: yield* FiberRef.get(matchedEndpoint),
         caller: yield* FiberRef.get(authenticatedCaller)
       }
-      yield* (yield* Audit).record(recordOf(answered, response))
+      yield* (yield* Audit).record(recordOf(answered, response, yield* Clock.currentTimeMillis))
     }
     return response
   })

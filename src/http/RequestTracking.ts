@@ -1,5 +1,5 @@
 import { Headers, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Context, Effect, FiberRef, Option } from "effect"
+import { Clock, Context, Effect, FiberRef, Option } from "effect"
 import { isIP } from "node:net"
 import type { Principal } from "../services/ApiKeys.js"
 import { uuidv7 } from "../domain/uuidv7.js"
@@ -62,7 +62,7 @@ export const trackRequests = (trustedProxies: NetworkList) =>
         trustedProxies
       ),
       pathname: new URL(request.url, "http://gateway").pathname,
-      startedAt: Date.now()
+      startedAt: yield* Clock.currentTimeMillis
     }
     const withId = (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.setHeader(response, "x-request-id", tracked.requestId)
     // The server writes the router's answer before `app` returns, so the id goes on in a

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import { ContactRepo } from "./ports/store/ContactRepo.js"
 import { GroupRepo } from "./ports/store/GroupRepo.js"
 import { LabelRepo } from "./ports/store/LabelRepo.js"
@@ -31,7 +31,7 @@ export const applyGroupChange = (sessionId: string, change: GroupChange) =>
       ...(participants === undefined ? {} : { participants }),
       ...(action === undefined ? {} : { action }),
       by: by ?? null
-    }))
+    }, yield* DateTime.nowAsDate))
   })
 
 export const applyLabelChange = (sessionId: string, change: LabelChange) =>
@@ -42,7 +42,7 @@ export const applyLabelChange = (sessionId: string, change: LabelChange) =>
     } else {
       yield* labels.setOnChat(sessionId, change.chatId, change.labelId, change.added)
     }
-    yield* (yield* Events).publish(makeEvent("label.update", sessionId, change))
+    yield* (yield* Events).publish(makeEvent("label.update", sessionId, change, yield* DateTime.nowAsDate))
   })
 
 export const recordContacts = (sessionId: string, contacts: ReadonlyArray<ContactSeen>) =>

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Clock, DateTime, Effect, Option } from "effect"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { mediaKey, MediaStore } from "./ports/MediaStore.js"
 import type { MediaRecord } from "./ports/store/MessageRepo.js"
@@ -80,15 +80,16 @@ const storeInbound = (context: InboundContext, inbound: InboundMessage, transact
       const kept = inbound.media === undefined ? undefined : yield* keepMedia(context, id, inbound.media)
       const content = { type: inbound.type, text: inbound.text, caption: inbound.caption ?? null, media: kept?.media ?? null, error: kept?.error ?? null }
       return yield* transactionally(Effect.gen(function*() {
-        if (!(yield* messages.reviseUnreadable(id, content, new Date().toISOString()))) return
+        if (!(yield* messages.reviseUnreadable(id, content, DateTime.formatIso(yield* DateTime.now)))) return
         yield* announceReceived(sessionId, id, inbound)
       }))
     }
     const sessions = yield* SessionRepo
     const me = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.phone)
-    const id = uuidv7()
+    const receivedAt = yield* Clock.currentTimeMillis
+    const id = uuidv7(receivedAt)
     const kept = inbound.media === undefined ? undefined : yield* keepMedia(context, id, inbound.media)
-    const at = new Date().toISOString()
+    const at = new Date(receivedAt).toISOString()
     yield* transactionally(Effect.gen(function*() {
       yield* messages.insert({
         id,
@@ -173,7 +174,7 @@ const storeReaction = (sessionId: string, reaction: InboundReaction) =>
       chatId,
       emoji: reaction.emoji,
       from: reaction.from
-    }))
+    }, yield* DateTime.nowAsDate))
   })
 
 const announceReceived = (sessionId: string, id: string, inbound: InboundMessage) =>
@@ -185,7 +186,7 @@ const announceReceived = (sessionId: string, id: string, inbound: InboundMessage
       message: message.value,
       phone: inbound.fromPhone,
       lid: inbound.fromLid
-    }))
+    }, yield* DateTime.nowAsDate))
   })
 
 const applyStatus = (
@@ -197,14 +198,15 @@ const applyStatus = (
     const events = yield* Events
     const row = yield* messages.findByEngineId(sessionId, event.engineMessageId)
     if (Option.isNone(row)) return yield* Effect.logDebug("status for an unknown message", event.engineMessageId)
-    const changed = yield* messages.updateStatus(row.value.id, event.status, new Date().toISOString(), event.error)
+    const now = yield* DateTime.nowAsDate
+    const changed = yield* messages.updateStatus(row.value.id, event.status, now.toISOString(), event.error)
     if (Option.isNone(changed)) return
     const { previousStatus, row: updated } = changed.value
     // `message.sent` marks the network taking the message (one tick), with the message as
     // stored; an engine that reports no server ack goes from pending straight to delivered.
     if (previousStatus === "pending" && updated.status !== "failed") {
       const message = yield* messages.findById(sessionId, updated.id)
-      if (Option.isSome(message)) yield* events.publish(makeEvent("message.sent", sessionId, { message: message.value }))
+      if (Option.isSome(message)) yield* events.publish(makeEvent("message.sent", sessionId, { message: message.value }, now))
     }
     yield* events.publish(makeEvent("message.ack", sessionId, {
       messageId: updated.id,
@@ -212,12 +214,12 @@ const applyStatus = (
       status: updated.status,
       ack: updated.ack,
       previousStatus
-    }))
+    }, now))
     if (updated.status === "failed") {
       yield* events.publish(makeEvent("message.failed", sessionId, {
         messageId: updated.id,
         chatId: updated.chatId,
         error: updated.error
-      }))
+      }, now))
     }
   })

@@ -1,5 +1,5 @@
 import { untilStoreIsBack } from "./storeOutage.js"
-import { Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { DateTime, Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { mediaKey, type MediaStoreService } from "./ports/MediaStore.js"
 import type { MessageRow } from "./ports/store/MessageRepo.js"
 import type { MessageRepo } from "./ports/store/MessageRepo.js"
@@ -101,8 +101,9 @@ export const makeOutbound = (deps: OutboundDeps) =>
         if (sent._tag === "Right") return true
         const error = { code: sent.left.code, message: sent.left.message }
         yield* transactionally(Effect.gen(function*() {
-          const failed = yield* deps.messages.updateStatus(messageId, "failed", new Date().toISOString(), error)
-          if (Option.isSome(failed)) yield* events.publish(makeEvent("message.failed", deps.sessionId, { messageId, chatId, error }))
+          const at = yield* DateTime.nowAsDate
+          const failed = yield* deps.messages.updateStatus(messageId, "failed", at.toISOString(), error)
+          if (Option.isSome(failed)) yield* events.publish(makeEvent("message.failed", deps.sessionId, { messageId, chatId, error }, at))
         }))
         return true
       })

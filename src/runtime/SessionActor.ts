@@ -1,4 +1,4 @@
-import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { Cause, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
@@ -155,7 +155,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
             status: next,
             previousStatus: previous.status,
             reason: error?.code ?? null
-          }))
+          }, yield* DateTime.nowAsDate))
         }))
         yield* SubscriptionRef.set(state, {
           status: next,
@@ -175,7 +175,8 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
             SubscriptionRef.update(state, (s) => ({ ...s, qr: Option.some(qr) })),
             Effect.zipRight(
               setStatus("qr_ready"),
-              events.publish(makeEvent("session.qr", sessionId, { qr: qr.qr, expiresAt: qr.expiresAt.toISOString() }))
+              Effect.flatMap(DateTime.nowAsDate, (at) =>
+                events.publish(makeEvent("session.qr", sessionId, { qr: qr.qr, expiresAt: qr.expiresAt.toISOString() }, at)))
             )
           ),
         markReady: Effect.all([

@@ -3,6 +3,7 @@ import {
   Cause,
   Clock,
   Context,
+  DateTime,
   Deferred,
   Duration,
   Effect,
@@ -200,9 +201,10 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
       Effect.gen(function*() {
         const row = yield* sessions.findById(sessionId)
         if (Option.isNone(row) || row.value.status === status) return
+        const at = yield* DateTime.nowAsDate
         yield* transactionally(Effect.zipRight(
           sessions.update(sessionId, { status }),
-          events.publish(makeEvent("session.status", sessionId, { status, previousStatus: row.value.status, reason: null }))
+          events.publish(makeEvent("session.status", sessionId, { status, previousStatus: row.value.status, reason: null }, at))
         ))
       })
 

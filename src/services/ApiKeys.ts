@@ -1,6 +1,6 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { FileSystem, Path } from "@effect/platform"
-import { Cache, Context, DateTime, Duration, Effect, FiberSet, Layer, Option, Redacted } from "effect"
+import { Cache, Clock, Context, DateTime, Duration, Effect, FiberSet, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../domain/Settings.js"
 import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../runtime/ports/store/ApiKeyRepo.js"
@@ -62,11 +62,12 @@ const invalidKey = new Unauthorized({ code: "UNAUTHORIZED", message: "a valid AP
 const statusOf = (row: ApiKeyRow, now: number): ApiKey["status"] =>
   row.revokedAt !== null ? "revoked" : row.expiresAt !== null && Date.parse(row.expiresAt) <= now ? "expired" : "active"
 
-const toApiKey = (row: ApiKeyRow): ApiKey => ({
+/** The key as callers see it; its status as of `now` (epoch millis). */
+const toApiKey = (row: ApiKeyRow, now: number): ApiKey => ({
   id: row.id,
   name: row.name,
   role: row.role,
-  status: statusOf(row, Date.now()),
+  status: statusOf(row, now),
   prefix: row.prefix,
   allowedSessions: row.allowedSessions,
   allowedIps: row.allowedIps,
@@ -81,7 +82,7 @@ const toApiKey = (row: ApiKeyRow): ApiKey => ({
 const expiryOf = (expiresAt: DateTime.Utc | null | undefined) =>
   Effect.gen(function*() {
     if (expiresAt === undefined || expiresAt === null) return expiresAt
-    if (DateTime.toEpochMillis(expiresAt) <= Date.now()) {
+    if (DateTime.toEpochMillis(expiresAt) <= (yield* Clock.currentTimeMillis)) {
       return yield* new ValidationFailed({ code: "VALIDATION_FAILED", message: "expiresAt must be in the future" })
     }
     return DateTime.formatIso(expiresAt)
@@ -105,8 +106,8 @@ const make = Effect.gen(function*() {
   const ENV_KEY_NAME = "bootstrap (API_KEY)"
 
   const insertAdmin = (name: string, key: string) =>
-    repo.insert({
-      id: uuidv7(),
+    Effect.flatMap(Clock.currentTimeMillis, (now) => repo.insert({
+      id: uuidv7(now),
       name,
       role: "admin",
       keyHash: hashApiKey(key),
@@ -114,9 +115,9 @@ const make = Effect.gen(function*() {
       allowedSessions: null,
       allowedIps: null,
       rateLimitPerMinute: null,
-      createdAt: new Date().toISOString(),
+      createdAt: new Date(now).toISOString(),
       expiresAt: null
-    })
+    }))
 
   const bootstrap = Effect.gen(function*() {
     if (Option.isSome(settings.apiKey)) {
@@ -124,7 +125,7 @@ const make = Effect.gen(function*() {
       const hash = hashApiKey(key)
       if (Option.isNone(yield* repo.findByHash(hash))) yield* insertAdmin(ENV_KEY_NAME, key)
       // Changing API_KEY is how an operator rotates a leaked key: the previous one stops working.
-      const revoked = yield* repo.revokeNamedExcept(ENV_KEY_NAME, hash, new Date().toISOString())
+      const revoked = yield* repo.revokeNamedExcept(ENV_KEY_NAME, hash, DateTime.formatIso(yield* DateTime.now))
       if (revoked > 0) yield* Effect.logWarning(`API_KEY changed: revoked the previous environment key`)
       return
     }
@@ -139,7 +140,7 @@ const make = Effect.gen(function*() {
     yield* Effect.sync(() =>
       console.log(`\n  Generated an admin API key (also saved to ${file}, mode 0600):\n\n    ${key}\n`)
     )
-  }).pipe(Effect.orDie)
+  }).pipe(Effect.orDie, Effect.withSpan("ApiKeys.bootstrap"))
 
   // Every request authenticates: remember lookups briefly instead of querying each time. Key
   // management forgets them at once, here and (in a cluster) on every runner; another
@@ -159,32 +160,32 @@ const make = Effect.gen(function*() {
   const recordUse = (keyId: string, at: string) =>
     repo.touch(keyId, at).pipe(bestEffort("api keys: recording a key's last use"), Effect.annotateLogs("keyId", keyId))
 
-  const touch = (keyId: string) => {
-    const now = Date.now()
-    if (now - (lastTouched.get(keyId) ?? 0) < TOUCH_INTERVAL_MS) return Effect.void
+  const touch = (keyId: string, now: number) => {
+    const last = lastTouched.get(keyId)
+    if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return Effect.void
     lastTouched.set(keyId, now)
     return Effect.asVoid(FiberSet.run(touches, recordUse(keyId, new Date(now).toISOString())))
   }
 
-  const authenticate = (key: string) =>
-    Effect.gen(function*() {
-      if (key.length === 0 || key.length > 512) return yield* Effect.fail(invalidKey)
-      const row = yield* lookups.get(hashApiKey(key))
-      if (Option.isNone(row)) return yield* Effect.fail(invalidKey)
-      const found = row.value
-      const status = statusOf(found, Date.now())
-      if (status === "revoked") return yield* new Unauthorized({ code: "UNAUTHORIZED", message: "this API key was revoked" })
-      if (status === "expired") return yield* new Unauthorized({ code: "UNAUTHORIZED", message: "this API key has expired" })
-      yield* touch(found.id)
-      return {
-        keyId: found.id,
-        name: found.name,
-        role: found.role,
-        allowedSessions: found.allowedSessions,
-        allowedIps: found.allowedIps === null ? null : networkList(found.allowedIps),
-        rateLimitPerMinute: found.rateLimitPerMinute
-      } satisfies Principal
-    })
+  const authenticate = Effect.fn("ApiKeys.authenticate")(function*(key: string) {
+    if (key.length === 0 || key.length > 512) return yield* Effect.fail(invalidKey)
+    const row = yield* lookups.get(hashApiKey(key))
+    if (Option.isNone(row)) return yield* Effect.fail(invalidKey)
+    const found = row.value
+    const now = yield* Clock.currentTimeMillis
+    const status = statusOf(found, now)
+    if (status === "revoked") return yield* new Unauthorized({ code: "UNAUTHORIZED", message: "this API key was revoked" })
+    if (status === "expired") return yield* new Unauthorized({ code: "UNAUTHORIZED", message: "this API key has expired" })
+    yield* touch(found.id, now)
+    return {
+      keyId: found.id,
+      name: found.name,
+      role: found.role,
+      allowedSessions: found.allowedSessions,
+      allowedIps: found.allowedIps === null ? null : networkList(found.allowedIps),
+      rateLimitPerMinute: found.rateLimitPerMinute
+    } satisfies Principal
+  })
 
   const find = (keyId: string) =>
     Effect.flatMap(repo.findById(keyId), Option.match({
@@ -195,8 +196,9 @@ const make = Effect.gen(function*() {
   /** The last admin key that works cannot be revoked, removed, demoted or set to expire: nobody could manage keys after. */
   const keepAnAdmin = (row: ApiKeyRow, losesAdmin: boolean) =>
     Effect.gen(function*() {
-      if (!losesAdmin || row.role !== "admin" || statusOf(row, Date.now()) !== "active") return
-      if ((yield* repo.countUsableAdmins(new Date().toISOString(), row.id)) > 0) return
+      const now = yield* Clock.currentTimeMillis
+      if (!losesAdmin || row.role !== "admin" || statusOf(row, now) !== "active") return
+      if ((yield* repo.countUsableAdmins(new Date(now).toISOString(), row.id)) > 0) return
       return yield* new Conflict({ code: "LAST_ADMIN_KEY", message: "this is the last working admin key; create another admin key first" })
     })
 
@@ -204,59 +206,62 @@ const make = Effect.gen(function*() {
 
   const service: ApiKeysService = {
     authenticate,
-    create: (request) =>
-      Effect.gen(function*() {
-        const expiresAt = yield* expiryOf(request.expiresAt)
-        const key = generateApiKey()
-        const id = uuidv7()
-        yield* repo.insert({
-          id,
-          name: request.name,
-          role: request.role,
-          keyHash: hashApiKey(key),
-          prefix: prefixOf(key),
-          allowedSessions: request.allowedSessions ?? null,
-          allowedIps: request.allowedIps ?? null,
-          rateLimitPerMinute: request.rateLimitPerMinute ?? null,
-          createdAt: new Date().toISOString(),
-          expiresAt: expiresAt ?? null
-        })
-        return { ...toApiKey(yield* find(id).pipe(Effect.orDie)), key }
-      }),
-    list: (page) => Effect.map(repo.list(page), ({ items, total }) => ({ items: items.map(toApiKey), total })),
-    get: (keyId) => Effect.map(find(keyId), toApiKey),
-    update: (keyId, request) =>
-      Effect.gen(function*() {
-        const row = yield* find(keyId)
-        const expiresAt = yield* expiryOf(request.expiresAt)
-        const changes: ApiKeyChanges = {
-          ...(request.name === undefined ? {} : { name: request.name }),
-          ...(request.role === undefined ? {} : { role: request.role }),
-          ...(expiresAt === undefined ? {} : { expiresAt }),
-          ...(request.allowedSessions === undefined ? {} : { allowedSessions: request.allowedSessions }),
-          ...(request.allowedIps === undefined ? {} : { allowedIps: request.allowedIps }),
-          ...(request.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: request.rateLimitPerMinute })
-        }
-        const narrowsAdmin = (changes.role !== undefined && changes.role !== "admin") || typeof changes.expiresAt === "string" ||
-          (changes.allowedIps !== undefined && changes.allowedIps !== null)
-        yield* keepAnAdmin(row, narrowsAdmin)
-        yield* repo.update(keyId, changes, new Date().toISOString())
-        yield* forgetLookups
-        return toApiKey(yield* find(keyId))
-      }),
-    revoke: (keyId) =>
-      Effect.gen(function*() {
-        yield* keepAnAdmin(yield* find(keyId), true)
-        yield* repo.revoke(keyId, new Date().toISOString())
-        yield* forgetLookups
-        return toApiKey(yield* find(keyId))
-      }),
-    remove: (keyId) =>
-      Effect.gen(function*() {
-        yield* keepAnAdmin(yield* find(keyId), true)
-        yield* repo.remove(keyId)
-        yield* forgetLookups
-      }),
+    create: Effect.fn("ApiKeys.create")(function*(request) {
+      const expiresAt = yield* expiryOf(request.expiresAt)
+      const key = generateApiKey()
+      const now = yield* Clock.currentTimeMillis
+      const id = uuidv7(now)
+      yield* repo.insert({
+        id,
+        name: request.name,
+        role: request.role,
+        keyHash: hashApiKey(key),
+        prefix: prefixOf(key),
+        allowedSessions: request.allowedSessions ?? null,
+        allowedIps: request.allowedIps ?? null,
+        rateLimitPerMinute: request.rateLimitPerMinute ?? null,
+        createdAt: new Date(now).toISOString(),
+        expiresAt: expiresAt ?? null
+      })
+      return { ...toApiKey(yield* find(id).pipe(Effect.orDie), now), key }
+    }),
+    list: Effect.fn("ApiKeys.list")(function*(page) {
+      const { items, total } = yield* repo.list(page)
+      const now = yield* Clock.currentTimeMillis
+      return { items: items.map((row) => toApiKey(row, now)), total }
+    }),
+    get: Effect.fn("ApiKeys.get")((keyId) => Effect.zipWith(find(keyId), Clock.currentTimeMillis, toApiKey)),
+    update: Effect.fn("ApiKeys.update")(function*(keyId, request) {
+      const row = yield* find(keyId)
+      const expiresAt = yield* expiryOf(request.expiresAt)
+      const changes: ApiKeyChanges = {
+        ...(request.name === undefined ? {} : { name: request.name }),
+        ...(request.role === undefined ? {} : { role: request.role }),
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(request.allowedSessions === undefined ? {} : { allowedSessions: request.allowedSessions }),
+        ...(request.allowedIps === undefined ? {} : { allowedIps: request.allowedIps }),
+        ...(request.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: request.rateLimitPerMinute })
+      }
+      const narrowsAdmin = (changes.role !== undefined && changes.role !== "admin") || typeof changes.expiresAt === "string" ||
+        (changes.allowedIps !== undefined && changes.allowedIps !== null)
+      yield* keepAnAdmin(row, narrowsAdmin)
+      const now = yield* Clock.currentTimeMillis
+      yield* repo.update(keyId, changes, new Date(now).toISOString())
+      yield* forgetLookups
+      return toApiKey(yield* find(keyId), now)
+    }),
+    revoke: Effect.fn("ApiKeys.revoke")(function*(keyId) {
+      yield* keepAnAdmin(yield* find(keyId), true)
+      const now = yield* Clock.currentTimeMillis
+      yield* repo.revoke(keyId, new Date(now).toISOString())
+      yield* forgetLookups
+      return toApiKey(yield* find(keyId), now)
+    }),
+    remove: Effect.fn("ApiKeys.remove")(function*(keyId) {
+      yield* keepAnAdmin(yield* find(keyId), true)
+      yield* repo.remove(keyId)
+      yield* forgetLookups
+    }),
     bootstrap
   }
   return service

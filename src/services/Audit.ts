@@ -1,5 +1,5 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
-import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, type Option, Schedule } from "effect"
 import { AppSettings } from "../domain/Settings.js"
 import { AuditRepo } from "../runtime/ports/store/AuditRepo.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
@@ -18,16 +18,17 @@ export class Audit extends Context.Tag("switchboard/Audit")<Audit, AuditService>
     Effect.gen(function*() {
       const repo = yield* AuditRepo
       const { security } = yield* AppSettings
-      const prune = Effect.suspend(() =>
-        repo.prune(new Date(Date.now() - Duration.toMillis(security.auditRetention)).toISOString())
-      ).pipe(
+      const prune = Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => repo.prune(new Date(now - Duration.toMillis(security.auditRetention)).toISOString())),
         Effect.tap((removed) => (removed > 0 ? Effect.logInfo(`audit log: removed ${removed} records past retention`) : Effect.void)),
         Effect.catchAll((error) => Effect.logWarning("audit log: pruning failed; will try again", error))
       )
       yield* Effect.forkScoped(Effect.repeat(prune, Schedule.spaced("1 hour")))
       return Audit.of({
-        record: (record) => repo.insert(record).pipe(Effect.catchAll((error) => Effect.logError("audit log: a record could not be written", error))),
-        list: (filter, page) => repo.list(filter, page)
+        record: Effect.fn("Audit.record")((record) =>
+          repo.insert(record).pipe(Effect.catchAll((error) => Effect.logError("audit log: a record could not be written", error)))
+        ),
+        list: Effect.fn("Audit.list")((filter, page) => repo.list(filter, page))
       })
     })
   )

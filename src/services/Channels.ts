@@ -32,31 +32,29 @@ const make = Effect.gen(function*() {
   const keep = (sessionId: string) => (channel: Channel) => repo.upsert(sessionId, channel)
 
   const service: ChannelsService = {
-    create: (sessionId, name, description) =>
-      call(sessionId, engineCall("ChannelsCreate", { name, description })).pipe(Effect.tap(keep(sessionId))),
-    list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page)),
-    get: (sessionId, channelId) =>
-      Effect.gen(function*() {
-        if (yield* isReady(sessionId)) {
-          const channel = yield* call(sessionId, engineCall("ChannelsGet", { channelId }))
-          // Only channels the session owns or follows are kept; a looked-up one is not.
-          if (channel.role !== "guest") yield* repo.upsert(sessionId, channel)
-          return channel
-        }
-        return yield* Effect.flatMap(repo.find(sessionId, channelId), Option.match({
-          onNone: () => Effect.fail(new NotFound({ code: "CHANNEL_NOT_FOUND", message: `Channel ${channelId} is not known to this session` })),
-          onSome: Effect.succeed
-        }))
-      }),
-    remove: (sessionId, channelId) =>
-      Effect.gen(function*() {
+    create: Effect.fn("Channels.create")((sessionId, name, description) =>
+      call(sessionId, engineCall("ChannelsCreate", { name, description })).pipe(Effect.tap(keep(sessionId)))),
+    list: Effect.fn("Channels.list")((sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page))),
+    get: Effect.fn("Channels.get")(function*(sessionId, channelId) {
+      if (yield* isReady(sessionId)) {
         const channel = yield* call(sessionId, engineCall("ChannelsGet", { channelId }))
-        yield* call(sessionId, channel.role === "owner" ? engineCall("ChannelsDelete", { channelId }) : engineCall("ChannelsUnsubscribe", { channelId }))
-        yield* repo.remove(sessionId, channelId)
-      }),
-    subscribe: (sessionId, target) =>
-      call(sessionId, engineCall("ChannelsSubscribe", { target })).pipe(Effect.tap(keep(sessionId))),
-    messages: (sessionId, channelId, count) => call(sessionId, engineCall("ChannelsMessages", { channelId, count }))
+        // Only channels the session owns or follows are kept; a looked-up one is not.
+        if (channel.role !== "guest") yield* repo.upsert(sessionId, channel)
+        return channel
+      }
+      return yield* Effect.flatMap(repo.find(sessionId, channelId), Option.match({
+        onNone: () => Effect.fail(new NotFound({ code: "CHANNEL_NOT_FOUND", message: `Channel ${channelId} is not known to this session` })),
+        onSome: Effect.succeed
+      }))
+    }),
+    remove: Effect.fn("Channels.remove")(function*(sessionId, channelId) {
+      const channel = yield* call(sessionId, engineCall("ChannelsGet", { channelId }))
+      yield* call(sessionId, channel.role === "owner" ? engineCall("ChannelsDelete", { channelId }) : engineCall("ChannelsUnsubscribe", { channelId }))
+      yield* repo.remove(sessionId, channelId)
+    }),
+    subscribe: Effect.fn("Channels.subscribe")((sessionId, target) =>
+      call(sessionId, engineCall("ChannelsSubscribe", { target })).pipe(Effect.tap(keep(sessionId)))),
+    messages: Effect.fn("Channels.messages")((sessionId, channelId, count) => call(sessionId, engineCall("ChannelsMessages", { channelId, count })))
   }
   return service
 })

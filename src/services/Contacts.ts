@@ -22,14 +22,13 @@ const make = Effect.gen(function*() {
   const { call, exists } = yield* makeSessionCalls
 
   const service: ContactsService = {
-    check: (sessionId, phone) =>
-      Effect.gen(function*() {
-        const [result] = yield* call(sessionId, engineCall("ContactsCheck", { phones: [phone] }))
-        const checked = result ?? { number: phone, exists: false, chatId: null, lid: null }
-        if (checked.exists) yield* repo.see(sessionId, { phone: checked.chatId, lid: checked.lid, name: null })
-        return checked
-      }),
-    list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page))
+    check: Effect.fn("Contacts.check")(function*(sessionId, phone) {
+      const [result] = yield* call(sessionId, engineCall("ContactsCheck", { phones: [phone] }))
+      const checked = result ?? { number: phone, exists: false, chatId: null, lid: null }
+      if (checked.exists) yield* repo.see(sessionId, { phone: checked.chatId, lid: checked.lid, name: null })
+      return checked
+    }),
+    list: Effect.fn("Contacts.list")((sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page)))
   }
   return service
 })

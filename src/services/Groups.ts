@@ -57,46 +57,44 @@ const make = Effect.gen(function*() {
   const invite = (groupId: string) => (code: string): InviteLink => ({ groupId, code, url: inviteUrl(code) })
 
   const service: GroupsService = {
-    create: (sessionId, subject, participants) =>
+    create: Effect.fn("Groups.create")((sessionId, subject, participants) =>
       call(sessionId, engineCall("GroupsCreate", { subject, participants })).pipe(
         Effect.tap((group) => repo.upsert(sessionId, group))
-      ),
-    list: (sessionId, page) =>
-      Effect.gen(function*() {
-        if (yield* isReady(sessionId)) {
-          const groups = yield* call(sessionId, engineCall("GroupsList", {}))
-          const known = yield* repo.list(sessionId, Option.none())
-          const current = new Set(groups.map((group) => group.id))
-          yield* Effect.forEach(known.items.filter((group) => !current.has(group.id)), (group) => repo.remove(sessionId, group.id), { discard: true })
-          yield* Effect.forEach(groups, (group) => repo.upsert(sessionId, group), { discard: true })
-        }
-        return yield* repo.list(sessionId, page)
-      }),
-    get: (sessionId, groupId) =>
+      )),
+    list: Effect.fn("Groups.list")(function*(sessionId, page) {
+      if (yield* isReady(sessionId)) {
+        const groups = yield* call(sessionId, engineCall("GroupsList", {}))
+        const known = yield* repo.list(sessionId, Option.none())
+        const current = new Set(groups.map((group) => group.id))
+        yield* Effect.forEach(known.items.filter((group) => !current.has(group.id)), (group) => repo.remove(sessionId, group.id), { discard: true })
+        yield* Effect.forEach(groups, (group) => repo.upsert(sessionId, group), { discard: true })
+      }
+      return yield* repo.list(sessionId, page)
+    }),
+    get: Effect.fn("Groups.get")((sessionId, groupId) =>
       Effect.flatMap(isReady(sessionId), (ready) =>
         ready
           ? refresh(sessionId, groupId)
           : Effect.flatMap(repo.find(sessionId, groupId), Option.match({
             onNone: () => Effect.fail(groupNotFound(groupId)),
             onSome: Effect.succeed
-          }))),
-    changeParticipants: (sessionId, groupId, action, participants) =>
-      Effect.gen(function*() {
-        const results = yield* call(sessionId, engineCall("GroupsUpdateParticipants", { groupId, participants, action }))
-        // The change is made on the network: reading the group back is only the Store's copy.
-        yield* bestEffort("groups: reading back a group after a participant change")(refresh(sessionId, groupId))
-        return { groupId, results }
-      }),
-    setSubject: (sessionId, groupId, subject) =>
-      Effect.zipRight(call(sessionId, engineCall("GroupsSetSubject", { groupId, subject })), refresh(sessionId, groupId)),
-    setDescription: (sessionId, groupId, description) =>
-      Effect.zipRight(call(sessionId, engineCall("GroupsSetDescription", { groupId, description })), refresh(sessionId, groupId)),
-    leave: (sessionId, groupId) =>
-      Effect.zipRight(call(sessionId, engineCall("GroupsLeave", { groupId })), repo.remove(sessionId, groupId)),
-    inviteCode: (sessionId, groupId) => Effect.map(call(sessionId, engineCall("GroupsInviteCode", { groupId })), invite(groupId)),
-    revokeInvite: (sessionId, groupId) => Effect.map(call(sessionId, engineCall("GroupsRevokeInvite", { groupId })), invite(groupId)),
-    join: (sessionId, code) =>
-      Effect.flatMap(call(sessionId, engineCall("GroupsJoin", { code })), (groupId) => refresh(sessionId, groupId))
+          })))),
+    changeParticipants: Effect.fn("Groups.changeParticipants")(function*(sessionId, groupId, action, participants) {
+      const results = yield* call(sessionId, engineCall("GroupsUpdateParticipants", { groupId, participants, action }))
+      // The change is made on the network: reading the group back is only the Store's copy.
+      yield* bestEffort("groups: reading back a group after a participant change")(refresh(sessionId, groupId))
+      return { groupId, results }
+    }),
+    setSubject: Effect.fn("Groups.setSubject")((sessionId, groupId, subject) =>
+      Effect.zipRight(call(sessionId, engineCall("GroupsSetSubject", { groupId, subject })), refresh(sessionId, groupId))),
+    setDescription: Effect.fn("Groups.setDescription")((sessionId, groupId, description) =>
+      Effect.zipRight(call(sessionId, engineCall("GroupsSetDescription", { groupId, description })), refresh(sessionId, groupId))),
+    leave: Effect.fn("Groups.leave")((sessionId, groupId) =>
+      Effect.zipRight(call(sessionId, engineCall("GroupsLeave", { groupId })), repo.remove(sessionId, groupId))),
+    inviteCode: Effect.fn("Groups.inviteCode")((sessionId, groupId) => Effect.map(call(sessionId, engineCall("GroupsInviteCode", { groupId })), invite(groupId))),
+    revokeInvite: Effect.fn("Groups.revokeInvite")((sessionId, groupId) => Effect.map(call(sessionId, engineCall("GroupsRevokeInvite", { groupId })), invite(groupId))),
+    join: Effect.fn("Groups.join")((sessionId, code) =>
+      Effect.flatMap(call(sessionId, engineCall("GroupsJoin", { code })), (groupId) => refresh(sessionId, groupId)))
   }
   return service
 })

@@ -1,5 +1,5 @@
 import { Store } from "../runtime/ports/store/Store.js"
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { Cache } from "../runtime/ports/Cache.js"
 import { type HealthReport, VERSION } from "../domain/Health.js"
 
@@ -11,7 +11,7 @@ export class Health extends Context.Tag("switchboard/Health")<Health, {
     Effect.gen(function*() {
       const store = yield* Store
       const cache = yield* Cache
-      const startedAt = Date.now()
+      const startedAt = yield* Clock.currentTimeMillis
       const database = store.ping.pipe(
         Effect.timeout("2 seconds"),
         Effect.as("ok"),
@@ -26,10 +26,10 @@ export class Health extends Context.Tag("switchboard/Health")<Health, {
           return {
             status: databaseCheck === "ok" && cacheState === "ok" ? "ok" : "degraded",
             version: VERSION,
-            uptime: Math.round((Date.now() - startedAt) / 1000),
+            uptime: Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000),
             checks
           } as const
-        })
+        }).pipe(Effect.withSpan("Health.report"))
       })
     })
   )

@@ -30,20 +30,20 @@ const make = Effect.gen(function*() {
   const { call, exists } = yield* makeSessionCalls
 
   const service: LabelsService = {
-    list: (sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page)),
-    create: (sessionId, name, color) =>
-      call(sessionId, engineCall("LabelsCreate", { name, color })).pipe(Effect.tap((label) => repo.upsert(sessionId, label))),
-    ofChat: (sessionId, chatId) => Effect.zipRight(exists(sessionId), repo.ofChat(sessionId, chatId)),
-    addToChat: (sessionId, chatId, labelId) =>
+    list: Effect.fn("Labels.list")((sessionId, page) => Effect.zipRight(exists(sessionId), repo.list(sessionId, page))),
+    create: Effect.fn("Labels.create")((sessionId, name, color) =>
+      call(sessionId, engineCall("LabelsCreate", { name, color })).pipe(Effect.tap((label) => repo.upsert(sessionId, label)))),
+    ofChat: Effect.fn("Labels.ofChat")((sessionId, chatId) => Effect.zipRight(exists(sessionId), repo.ofChat(sessionId, chatId))),
+    addToChat: Effect.fn("Labels.addToChat")((sessionId, chatId, labelId) =>
       call(sessionId, engineCall("LabelsAddToChat", { chatId, labelId })).pipe(
         Effect.zipRight(repo.setOnChat(sessionId, chatId, labelId, true)),
         Effect.zipRight(repo.ofChat(sessionId, chatId))
-      ),
-    removeFromChat: (sessionId, chatId, labelId) =>
+      )),
+    removeFromChat: Effect.fn("Labels.removeFromChat")((sessionId, chatId, labelId) =>
       call(sessionId, engineCall("LabelsRemoveFromChat", { chatId, labelId })).pipe(
         Effect.zipRight(repo.setOnChat(sessionId, chatId, labelId, false)),
         Effect.zipRight(repo.ofChat(sessionId, chatId))
-      )
+      ))
   }
   return service
 })

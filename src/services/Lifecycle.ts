@@ -97,7 +97,8 @@ const make = ({ shutdownTimeout }: LifecycleSettings) =>
       yield* FiberSet.clear(requests)
     }).pipe(
       // The grace period is the orchestrator's, in wall-clock time, whatever clock the program runs on.
-      Effect.withClock(Clock.make())
+      Effect.withClock(Clock.make()),
+      Effect.withSpan("Lifecycle.drain")
     )
     const drain = yield* Effect.cached(drainOnce)
     yield* Effect.addFinalizer(() => drain)

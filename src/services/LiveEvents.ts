@@ -53,7 +53,7 @@ const make = Effect.gen(function*() {
         const missed = replay(filter, lastEventId.value).pipe(Stream.filter(matches(filter)), Stream.tap((event) => Effect.sync(() => void (newest = event.id))))
         // Ids grow with time: what the replay already gave is not given again live.
         return Stream.concat(missed, Stream.suspend(() => live.pipe(Stream.filter((event) => event.id > newest))))
-      }))
+      })).pipe(Stream.withSpan("LiveEvents.stream"))
   }
   return service
 })

@@ -1,6 +1,6 @@
 import { existingSession } from "./sessionLookup.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
-import { Context, Effect, Layer, Option, type Stream } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Option, type Stream } from "effect"
 import { mediaKey, MediaStore, type MediaStoreError } from "../runtime/ports/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../runtime/ports/store/BatchRepo.js"
 import type { MediaRecord, MessageRow } from "../runtime/ports/store/MessageRepo.js"
@@ -123,11 +123,12 @@ const make = Effect.gen(function*() {
     session: SessionRow,
     request: OutboundAddressing,
     content: OutboundContentFields,
-    batchId: string | null
+    batchId: string | null,
+    millis: number
   ): MessageRow => {
-    const now = new Date().toISOString()
+    const now = new Date(millis).toISOString()
     return {
-      id: uuidv7(),
+      id: uuidv7(millis),
       sessionId: session.id,
       chatId: request.chatId,
       from: session.phone === null ? "" : `${session.phone}@c.us`,
@@ -156,14 +157,14 @@ const make = Effect.gen(function*() {
       }))
     )
 
-  const get = (sessionId: string, messageId: string) =>
+  const get = Effect.fn("Messaging.get")((sessionId: string, messageId: string) =>
     Effect.zipRight(
       existingSession(sessions, sessionId),
       Effect.flatMap(messages.findById(sessionId, messageId), Option.match({
         onNone: () => Effect.fail(messageNotFound(messageId)),
         onSome: Effect.succeed
       }))
-    )
+    ))
 
   /** The media of a send, taken in (fetched, checked, typed) and described for its row. */
   const takeInMedia = (input: SendMediaInput) =>
@@ -198,105 +199,101 @@ const make = Effect.gen(function*() {
     })
 
   const service: MessagingService = {
-    sendText: (sessionId, request) =>
-      Effect.gen(function*() {
-        const session = yield* sendingSession(sessionId)
-        if (request.quotedMessageId !== undefined) yield* get(sessionId, request.quotedMessageId)
-        const row = outboundRow(session, request, textContent(request.text), null)
-        return yield* accept(row)
-      }),
-    sendMedia: (sessionId, input) =>
-      Effect.gen(function*() {
-        const session = yield* sendingSession(sessionId)
-        if (input.quotedMessageId !== undefined) yield* get(sessionId, input.quotedMessageId)
-        const { content, data } = yield* takeInMedia(input)
-        const row = outboundRow(session, input, content, null)
-        yield* keepMedia([{ row, data }])
-        return yield* accept(row)
-      }),
-    getMedia: (sessionId, messageId) =>
-      Effect.gen(function*() {
-        yield* existingSession(sessions, sessionId)
-        const row = Option.filter(yield* messages.findRow(messageId), (row) => row.sessionId === sessionId)
-        if (Option.isNone(row)) return yield* messageNotFound(messageId)
-        const media = row.value.media
-        if (media === null || !media.stored) return yield* mediaNotFound(messageId, media)
-        const found = yield* mediaStore.stream(mediaKey(sessionId, messageId)).pipe(Effect.catchAll(mediaUnavailable))
-        if (Option.isNone(found)) return yield* mediaNotFound(messageId, media)
-        return { size: found.value.size, stream: found.value.stream, mimetype: media.mimetype, filename: media.filename }
-      }),
-    react: (sessionId, { chatId, emoji, messageId }) =>
-      Effect.gen(function*() {
-        const session = yield* existingSession(sessions, sessionId)
-        const target = Option.filter(
-          yield* messages.findRow(messageId),
-          (row) => row.sessionId === sessionId && row.chatId === chatId && row.engineMessageId !== null
-        )
-        if (Option.isNone(target)) {
-          return yield* new NotFound({ code: "MESSAGE_NOT_FOUND", message: `Message ${messageId} does not exist in chat ${chatId}` })
-        }
-        const { engineMessageId, from, fromMe } = target.value
-        yield* supervisor.useConnection(
-          sessionId,
-          engineCall("React", { chatId, emoji, target: { engineMessageId: engineMessageId!, fromMe, from } })
-        )
-        const me = session.phone === null ? "" : `${session.phone}@c.us`
-        yield* transactionally(Effect.gen(function*() {
-          if (!(yield* messages.setReaction(messageId, me, emoji, new Date().toISOString()))) return
-          yield* events.publish(makeEvent("message.reaction", sessionId, { messageId, chatId, emoji, from: me }))
-        }))
-        return { messageId, chatId, emoji }
-      }),
-    sendBulk: (sessionId, request) =>
-      Effect.gen(function*() {
-        const session = yield* sendingSession(sessionId)
-        const batchId = uuidv7()
-        // Every item's media is taken in before anything is stored: a batch is accepted whole or not at all.
-        const items = yield* Effect.forEach(
-          request.messages,
-          (item): Effect.Effect<{ readonly content: OutboundContentFields; readonly data: Uint8Array | null }, MediaRefusal> =>
-            item.type === "text"
-              ? Effect.succeed({ content: textContent(item.text), data: null })
-              : takeInMedia({ ...item, kind: item.type, source: item.media }),
-          // URL fetches wait on the network: a few at once. Anything else is CPU work, done in one go.
-          { concurrency: request.messages.some((item) => item.type !== "text" && "url" in item.media) ? 4 : 1 }
-        )
-        const rows = items.map(({ content }, i) => outboundRow(session, request.messages[i]!, content, batchId))
-        yield* keepMedia(rows.flatMap((row, i) => {
-          const data = items[i]!.data
-          return data === null ? [] : [{ row, data }]
-        }))
-        yield* batches.insert({ id: batchId, sessionId, createdAt: rows[0]!.createdAt }, rows)
-        yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id), { discard: true })
-        return { batchId, total: rows.length }
-      }),
-    getBatch: (sessionId, batchId) => findBatch(sessionId, batchId),
-    cancelBatch: (sessionId, batchId) =>
-      Effect.gen(function*() {
-        yield* findBatch(sessionId, batchId)
-        yield* transactionally(Effect.gen(function*() {
-          const stopped = yield* batches.cancel(batchId, new Date().toISOString())
-          yield* Effect.forEach(stopped, (failed) => events.publish(makeEvent("message.failed", sessionId, failed)), { discard: true })
-        }))
-        return yield* findBatch(sessionId, batchId)
-      }),
-    markRead: (sessionId, { chatId, messageIds }) =>
-      Effect.gen(function*() {
-        yield* existingSession(sessions, sessionId)
-        const wanted = messageIds === undefined ? undefined : new Set(messageIds)
-        const unread = (yield* messages.list(sessionId, { chatId, direction: "in", status: "delivered" }, Option.none())).items
-          .filter((message) => wanted === undefined || wanted.has(message.id))
-        const rows = (yield* Effect.forEach(unread, (message) => messages.findRow(message.id))).flatMap((row) =>
-          Option.isSome(row) && row.value.engineMessageId !== null ? [row.value] : []
-        )
-        if (rows.length === 0) return { chatId, read: 0 }
-        const engineMessageIds = rows.map((row) => row.engineMessageId!)
-        yield* supervisor.useConnection(sessionId, engineCall("MarkRead", { chatId, engineMessageIds }))
-        const at = new Date().toISOString()
-        yield* Effect.forEach(rows, (row) => messages.updateStatus(row.id, "read", at), { discard: true })
-        return { chatId, read: rows.length }
-      }),
-    list: (sessionId, filter, page) => Effect.zipRight(existingSession(sessions, sessionId), messages.list(sessionId, filter, page)),
+    sendText: Effect.fn("Messaging.sendText")(function*(sessionId, request) {
+      const session = yield* sendingSession(sessionId)
+      if (request.quotedMessageId !== undefined) yield* get(sessionId, request.quotedMessageId)
+      const row = outboundRow(session, request, textContent(request.text), null, yield* Clock.currentTimeMillis)
+      return yield* accept(row)
+    }),
+    sendMedia: Effect.fn("Messaging.sendMedia")(function*(sessionId, input) {
+      const session = yield* sendingSession(sessionId)
+      if (input.quotedMessageId !== undefined) yield* get(sessionId, input.quotedMessageId)
+      const { content, data } = yield* takeInMedia(input)
+      const row = outboundRow(session, input, content, null, yield* Clock.currentTimeMillis)
+      yield* keepMedia([{ row, data }])
+      return yield* accept(row)
+    }),
+    getMedia: Effect.fn("Messaging.getMedia")(function*(sessionId, messageId) {
+      yield* existingSession(sessions, sessionId)
+      const row = Option.filter(yield* messages.findRow(messageId), (row) => row.sessionId === sessionId)
+      if (Option.isNone(row)) return yield* messageNotFound(messageId)
+      const media = row.value.media
+      if (media === null || !media.stored) return yield* mediaNotFound(messageId, media)
+      const found = yield* mediaStore.stream(mediaKey(sessionId, messageId)).pipe(Effect.catchAll(mediaUnavailable))
+      if (Option.isNone(found)) return yield* mediaNotFound(messageId, media)
+      return { size: found.value.size, stream: found.value.stream, mimetype: media.mimetype, filename: media.filename }
+    }),
+    react: Effect.fn("Messaging.react")(function*(sessionId, { chatId, emoji, messageId }) {
+      const session = yield* existingSession(sessions, sessionId)
+      const target = Option.filter(
+        yield* messages.findRow(messageId),
+        (row) => row.sessionId === sessionId && row.chatId === chatId && row.engineMessageId !== null
+      )
+      if (Option.isNone(target)) {
+        return yield* new NotFound({ code: "MESSAGE_NOT_FOUND", message: `Message ${messageId} does not exist in chat ${chatId}` })
+      }
+      const { engineMessageId, from, fromMe } = target.value
+      yield* supervisor.useConnection(
+        sessionId,
+        engineCall("React", { chatId, emoji, target: { engineMessageId: engineMessageId!, fromMe, from } })
+      )
+      const me = session.phone === null ? "" : `${session.phone}@c.us`
+      yield* transactionally(Effect.gen(function*() {
+        const at = yield* DateTime.nowAsDate
+        if (!(yield* messages.setReaction(messageId, me, emoji, at.toISOString()))) return
+        yield* events.publish(makeEvent("message.reaction", sessionId, { messageId, chatId, emoji, from: me }, at))
+      }))
+      return { messageId, chatId, emoji }
+    }),
+    sendBulk: Effect.fn("Messaging.sendBulk")(function*(sessionId, request) {
+      const session = yield* sendingSession(sessionId)
+      const batchId = uuidv7(yield* Clock.currentTimeMillis)
+      // Every item's media is taken in before anything is stored: a batch is accepted whole or not at all.
+      const items = yield* Effect.forEach(
+        request.messages,
+        (item): Effect.Effect<{ readonly content: OutboundContentFields; readonly data: Uint8Array | null }, MediaRefusal> =>
+          item.type === "text"
+            ? Effect.succeed({ content: textContent(item.text), data: null })
+            : takeInMedia({ ...item, kind: item.type, source: item.media }),
+        // URL fetches wait on the network: a few at once. Anything else is CPU work, done in one go.
+        { concurrency: request.messages.some((item) => item.type !== "text" && "url" in item.media) ? 4 : 1 }
+      )
+      const acceptedAt = yield* Clock.currentTimeMillis
+      const rows = items.map(({ content }, i) => outboundRow(session, request.messages[i]!, content, batchId, acceptedAt))
+      yield* keepMedia(rows.flatMap((row, i) => {
+        const data = items[i]!.data
+        return data === null ? [] : [{ row, data }]
+      }))
+      yield* batches.insert({ id: batchId, sessionId, createdAt: rows[0]!.createdAt }, rows)
+      yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id), { discard: true })
+      return { batchId, total: rows.length }
+    }),
+    getBatch: Effect.fn("Messaging.getBatch")((sessionId, batchId) => findBatch(sessionId, batchId)),
+    cancelBatch: Effect.fn("Messaging.cancelBatch")(function*(sessionId, batchId) {
+      yield* findBatch(sessionId, batchId)
+      yield* transactionally(Effect.gen(function*() {
+        const at = yield* DateTime.nowAsDate
+        const stopped = yield* batches.cancel(batchId, at.toISOString())
+        yield* Effect.forEach(stopped, (failed) => events.publish(makeEvent("message.failed", sessionId, failed, at)), { discard: true })
+      }))
+      return yield* findBatch(sessionId, batchId)
+    }),
+    markRead: Effect.fn("Messaging.markRead")(function*(sessionId, { chatId, messageIds }) {
+      yield* existingSession(sessions, sessionId)
+      const wanted = messageIds === undefined ? undefined : new Set(messageIds)
+      const unread = (yield* messages.list(sessionId, { chatId, direction: "in", status: "delivered" }, Option.none())).items
+        .filter((message) => wanted === undefined || wanted.has(message.id))
+      const rows = (yield* Effect.forEach(unread, (message) => messages.findRow(message.id))).flatMap((row) =>
+        Option.isSome(row) && row.value.engineMessageId !== null ? [row.value] : []
+      )
+      if (rows.length === 0) return { chatId, read: 0 }
+      const engineMessageIds = rows.map((row) => row.engineMessageId!)
+      yield* supervisor.useConnection(sessionId, engineCall("MarkRead", { chatId, engineMessageIds }))
+      const at = DateTime.formatIso(yield* DateTime.now)
+      yield* Effect.forEach(rows, (row) => messages.updateStatus(row.id, "read", at), { discard: true })
+      return { chatId, read: rows.length }
+    }),
+    list: Effect.fn("Messaging.list")((sessionId, filter, page) => Effect.zipRight(existingSession(sessions, sessionId), messages.list(sessionId, filter, page))),
     get
   }
   return service

@@ -1,6 +1,6 @@
 import { existingSession } from "./sessionLookup.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
-import { Context, type Duration, Effect, Layer, Option, Stream } from "effect"
+import { Clock, Context, type Duration, Effect, Layer, Option, Stream } from "effect"
 import QRCode from "qrcode"
 import { type SessionFilter, SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
@@ -75,9 +75,9 @@ const make = Effect.gen(function*() {
   const engine = yield* Engine
 
   const find = (sessionId: string) => existingSession(repo, sessionId)
-  const get = (sessionId: string) => Effect.map(find(sessionId), toSession)
+  const get = Effect.fn("Sessions.get")((sessionId: string) => Effect.map(find(sessionId), toSession))
 
-  const awaitStatus: SessionsService["awaitStatus"] = (sessionId, predicate, timeout) =>
+  const awaitStatus: SessionsService["awaitStatus"] = Effect.fn("Sessions.awaitStatus")((sessionId, predicate, timeout) =>
     Effect.zipRight(
       supervisor.watch(sessionId).pipe(
         Stream.filter((state) => predicate(state.status)),
@@ -86,84 +86,88 @@ const make = Effect.gen(function*() {
         Effect.timeoutOption(timeout)
       ),
       get(sessionId)
-    )
+    ))
 
   /** Lifecycle calls answer once the actor has taken the command, not before. */
-  const lifecycle = (action: (sessionId: string) => Effect.Effect<void, StoreUnavailable>, settled: (status: SessionStatus) => boolean) =>
-  (sessionId: string) =>
-    Effect.zipRight(
-      Effect.zipRight(find(sessionId), action(sessionId)),
-      awaitStatus(sessionId, settled, "2 seconds")
+  const lifecycle = (
+    name: string,
+    action: (sessionId: string) => Effect.Effect<void, StoreUnavailable>,
+    settled: (status: SessionStatus) => boolean
+  ) =>
+    Effect.fn(name)((sessionId: string) =>
+      Effect.zipRight(
+        Effect.zipRight(find(sessionId), action(sessionId)),
+        awaitStatus(sessionId, settled, "2 seconds")
+      )
     )
 
-  const liveQr = (sessionId: string) =>
-    Effect.gen(function*() {
-      const row = yield* find(sessionId)
-      const state = yield* supervisor.state(sessionId)
-      if (Option.isNone(state) || Option.isNone(state.value.qr)) return yield* Effect.fail(notShowingQr(row.status))
-      return state.value.qr.value
-    })
+  const liveQr = Effect.fn("Sessions.liveQr")(function*(sessionId: string) {
+    const row = yield* find(sessionId)
+    const state = yield* supervisor.state(sessionId)
+    if (Option.isNone(state) || Option.isNone(state.value.qr)) return yield* Effect.fail(notShowingQr(row.status))
+    return state.value.qr.value
+  })
 
   const service: SessionsService = {
-    create: (request) =>
-      Effect.gen(function*() {
-        const now = new Date().toISOString()
-        const row: SessionRow = {
-          id: uuidv7(),
-          name: request.name,
-          engine: engine.name,
-          status: "created",
-          desiredRunning: false,
-          phone: null,
-          pushName: null,
-          lid: null,
-          proxyUrl: request.proxy?.url ?? null,
-          lastError: null,
-          createdAt: now,
-          updatedAt: now
-        }
-        yield* repo.insert(row).pipe(Effect.catchTag("SessionNameTaken", ({ name }) =>
-          Effect.fail(new Conflict({ code: "SESSION_NAME_TAKEN", message: `A session named "${name}" already exists` }))))
-        if (request.autoStart === true) {
-          yield* supervisor.start(row.id)
-          // The row was just written: it cannot be missing.
-          return yield* awaitStatus(row.id, (status) => status !== "created", "2 seconds").pipe(Effect.catchTag("NotFound", Effect.die))
-        }
-        return toSession(row)
-      }),
-    list: (filter, page) =>
-      Effect.map(repo.list(filter, page), (result) => ({ items: result.items.map(toSession), total: result.total })),
+    create: Effect.fn("Sessions.create")(function*(request) {
+      const millis = yield* Clock.currentTimeMillis
+      const now = new Date(millis).toISOString()
+      const row: SessionRow = {
+        id: uuidv7(millis),
+        name: request.name,
+        engine: engine.name,
+        status: "created",
+        desiredRunning: false,
+        phone: null,
+        pushName: null,
+        lid: null,
+        proxyUrl: request.proxy?.url ?? null,
+        lastError: null,
+        createdAt: now,
+        updatedAt: now
+      }
+      yield* repo.insert(row).pipe(Effect.catchTag("SessionNameTaken", ({ name }) =>
+        Effect.fail(new Conflict({ code: "SESSION_NAME_TAKEN", message: `A session named "${name}" already exists` }))))
+      if (request.autoStart === true) {
+        yield* supervisor.start(row.id)
+        // The row was just written: it cannot be missing.
+        return yield* awaitStatus(row.id, (status) => status !== "created", "2 seconds").pipe(Effect.catchTag("NotFound", Effect.die))
+      }
+      return toSession(row)
+    }),
+    list: Effect.fn("Sessions.list")((filter, page) =>
+      Effect.map(repo.list(filter, page), (result) => ({ items: result.items.map(toSession), total: result.total }))),
     get,
-    remove: (sessionId) => Effect.zipRight(find(sessionId), supervisor.remove(sessionId)),
-    start: lifecycle(supervisor.start, (status) => status !== "created" && status !== "stopped"),
-    stop: lifecycle(supervisor.stop, (status) => !runningStatuses.has(status)),
-    restart: lifecycle(supervisor.restart, (status) => runningStatuses.has(status)),
-    logout: lifecycle(supervisor.logout, (status) => status === "logged_out"),
-    qr: (sessionId) =>
+    remove: Effect.fn("Sessions.remove")((sessionId) => Effect.zipRight(find(sessionId), supervisor.remove(sessionId))),
+    start: lifecycle("Sessions.start", supervisor.start, (status) => status !== "created" && status !== "stopped"),
+    stop: lifecycle("Sessions.stop", supervisor.stop, (status) => !runningStatuses.has(status)),
+    restart: lifecycle("Sessions.restart", supervisor.restart, (status) => runningStatuses.has(status)),
+    logout: lifecycle("Sessions.logout", supervisor.logout, (status) => status === "logged_out"),
+    qr: Effect.fn("Sessions.qr")((sessionId) =>
       Effect.map(liveQr(sessionId), ({ qr, expiresAt }) => ({ qr, expiresAt: expiresAt.toISOString() })).pipe(
         Effect.flatMap(({ qr, expiresAt }) =>
           Effect.map(Effect.promise(() => QRCode.toDataURL(qr, { margin: 2, width: 320 })), (image) => ({ qr, image, expiresAt }))
         )
-      ),
-    qrPng: (sessionId) =>
+      )),
+    qrPng: Effect.fn("Sessions.qrPng")((sessionId) =>
       Effect.flatMap(liveQr(sessionId), ({ qr }) =>
-        Effect.map(Effect.promise(() => QRCode.toBuffer(qr, { type: "png", margin: 2, width: 320 })), (png) => new Uint8Array(png))),
-    pairingCode: (sessionId, phoneNumber) =>
+        Effect.map(Effect.promise(() => QRCode.toBuffer(qr, { type: "png", margin: 2, width: 320 })), (png) => new Uint8Array(png)))),
+    pairingCode: Effect.fn("Sessions.pairingCode")((sessionId, phoneNumber) =>
       Effect.zipRight(
         find(sessionId),
         Effect.map(supervisor.useConnection(sessionId, engineCall("RequestPairingCode", { phoneNumber: phoneNumber.replace(/^\+/, "") })), (code) => ({ code }))
-      ),
-    me: (sessionId) =>
+      )),
+    me: Effect.fn("Sessions.me")((sessionId) =>
       Effect.flatMap(find(sessionId), (row) =>
         row.phone === null
           ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `session is ${row.status} and not linked to an account` }))
-          : Effect.succeed({ id: `${row.phone}@c.us`, phone: row.phone, lid: row.lid, pushName: row.pushName })),
-    getProxy: (sessionId) => Effect.map(get(sessionId), (session) => session.proxy),
-    setProxy: (sessionId, url) =>
+          : Effect.succeed({ id: `${row.phone}@c.us`, phone: row.phone, lid: row.lid, pushName: row.pushName }))),
+    getProxy: Effect.fn("Sessions.getProxy")((sessionId) => Effect.map(get(sessionId), (session) => session.proxy)),
+    setProxy: Effect.fn("Sessions.setProxy")((sessionId, url) =>
       Effect.zipRight(
         find(sessionId),
         Effect.map(repo.update(sessionId, { proxyUrl: url }), () => url === null ? null : { url: redactProxyUrl(url) })
-      ),
+      )),
     awaitStatus
   }
   return service

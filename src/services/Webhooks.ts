@@ -1,6 +1,6 @@
 import { existingSession } from "./sessionLookup.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { lookup } from "node:dns/promises"
 import { AppSettings } from "../domain/Settings.js"
@@ -68,73 +68,69 @@ const make = Effect.gen(function*() {
    * The SSRF guard at create time (it runs again on every delivery): the URL must resolve, and
    * only to addresses the policy allows. The message names the host, never the whole URL.
    */
-  const checkDestination = (text: string) =>
-    Effect.gen(function*() {
-      const url = new URL(text)
-      const refuse = (code: string, message: string) => new ValidationFailed({ code, message, details: { host: url.hostname } })
-      const literal = ipLiteralOf(url)
-      const addresses = literal !== undefined
-        ? [literal]
-        : yield* Effect.tryPromise({
-          try: () => lookup(url.hostname, { all: true }).then((found) => found.map((entry) => entry.address)),
-          catch: () => refuse("WEBHOOK_URL_UNRESOLVABLE", `${url.hostname} does not resolve`)
-        })
-      if (addresses.length === 0 || !addresses.every(isAllowed)) {
-        return yield* refuse(
-          "WEBHOOK_URL_NOT_ALLOWED",
-          `${url.hostname} resolves to a loopback, private or link-local address (set WEBHOOK_ALLOW_PRIVATE=true to allow)`
-        )
-      }
-    })
+  const checkDestination = Effect.fn("Webhooks.checkDestination")(function*(text: string) {
+    const url = new URL(text)
+    const refuse = (code: string, message: string) => new ValidationFailed({ code, message, details: { host: url.hostname } })
+    const literal = ipLiteralOf(url)
+    const addresses = literal !== undefined
+      ? [literal]
+      : yield* Effect.tryPromise({
+        try: () => lookup(url.hostname, { all: true }).then((found) => found.map((entry) => entry.address)),
+        catch: () => refuse("WEBHOOK_URL_UNRESOLVABLE", `${url.hostname} does not resolve`)
+      })
+    if (addresses.length === 0 || !addresses.every(isAllowed)) {
+      return yield* refuse(
+        "WEBHOOK_URL_NOT_ALLOWED",
+        `${url.hostname} resolves to a loopback, private or link-local address (set WEBHOOK_ALLOW_PRIVATE=true to allow)`
+      )
+    }
+  })
 
   const service: WebhooksService = {
-    create: (sessionId, request) =>
-      Effect.gen(function*() {
-        if (sessionId !== null) yield* existingSession(sessions, sessionId)
-        yield* checkDestination(request.url)
-        const now = new Date().toISOString()
-        const row: WebhookRow = {
-          id: uuidv7(),
-          sessionId,
-          url: request.url,
-          events: request.events ?? ["*"],
-          enabled: request.enabled ?? true,
-          headers: request.headers ?? {},
-          maxAttempts: request.maxAttempts ?? 8,
-          secret: newSecret(),
-          disabledReason: null,
-          createdAt: now,
-          updatedAt: now
-        }
-        yield* repo.insert(row)
-        return { ...toWebhook(row), secret: row.secret }
-      }),
-    list: (scope, page) =>
-      Effect.gen(function*() {
-        if ("sessionId" in scope) yield* existingSession(sessions, scope.sessionId)
-        const listed = yield* repo.list(scope, page)
-        return { ...listed, items: listed.items.map(toWebhook) }
-      }),
-    get: (id) => Effect.map(found(id), toWebhook),
-    update: (id, request) =>
-      Effect.gen(function*() {
-        yield* found(id)
-        if (request.url !== undefined) yield* checkDestination(request.url)
-        // Turning a webhook back on clears why it was turned off.
-        yield* repo.update(id, { ...request, ...(request.enabled === true ? { disabledReason: null } : {}) })
-        return toWebhook(yield* found(id))
-      }),
-    remove: (id) => Effect.zipRight(found(id), Effect.asVoid(repo.remove(id))),
-    test: (id) => Effect.flatMap(found(id), dispatcher.sendTest),
-    deliveries: (id, page) => Effect.zipRight(found(id), deliveries.list(id, page)),
-    redeliver: (deliveryId) =>
-      Effect.gen(function*() {
-        yield* foundDelivery(deliveryId)
-        yield* dispatcher.redeliver(deliveryId)
-        return Option.getOrThrow(yield* deliveries.find(deliveryId))
-      }),
-    webhookOfDelivery: (deliveryId) =>
-      Effect.flatMap(foundDelivery(deliveryId), (delivery) => Effect.map(found(delivery.webhookId), toWebhook))
+    create: Effect.fn("Webhooks.create")(function*(sessionId, request) {
+      if (sessionId !== null) yield* existingSession(sessions, sessionId)
+      yield* checkDestination(request.url)
+      const millis = yield* Clock.currentTimeMillis
+      const now = new Date(millis).toISOString()
+      const row: WebhookRow = {
+        id: uuidv7(millis),
+        sessionId,
+        url: request.url,
+        events: request.events ?? ["*"],
+        enabled: request.enabled ?? true,
+        headers: request.headers ?? {},
+        maxAttempts: request.maxAttempts ?? 8,
+        secret: newSecret(),
+        disabledReason: null,
+        createdAt: now,
+        updatedAt: now
+      }
+      yield* repo.insert(row)
+      return { ...toWebhook(row), secret: row.secret }
+    }),
+    list: Effect.fn("Webhooks.list")(function*(scope, page) {
+      if ("sessionId" in scope) yield* existingSession(sessions, scope.sessionId)
+      const listed = yield* repo.list(scope, page)
+      return { ...listed, items: listed.items.map(toWebhook) }
+    }),
+    get: Effect.fn("Webhooks.get")((id) => Effect.map(found(id), toWebhook)),
+    update: Effect.fn("Webhooks.update")(function*(id, request) {
+      yield* found(id)
+      if (request.url !== undefined) yield* checkDestination(request.url)
+      // Turning a webhook back on clears why it was turned off.
+      yield* repo.update(id, { ...request, ...(request.enabled === true ? { disabledReason: null } : {}) })
+      return toWebhook(yield* found(id))
+    }),
+    remove: Effect.fn("Webhooks.remove")((id) => Effect.zipRight(found(id), Effect.asVoid(repo.remove(id)))),
+    test: Effect.fn("Webhooks.test")((id) => Effect.flatMap(found(id), dispatcher.sendTest)),
+    deliveries: Effect.fn("Webhooks.deliveries")((id, page) => Effect.zipRight(found(id), deliveries.list(id, page))),
+    redeliver: Effect.fn("Webhooks.redeliver")(function*(deliveryId) {
+      yield* foundDelivery(deliveryId)
+      yield* dispatcher.redeliver(deliveryId)
+      return Option.getOrThrow(yield* deliveries.find(deliveryId))
+    }),
+    webhookOfDelivery: Effect.fn("Webhooks.webhookOfDelivery")((deliveryId) =>
+      Effect.flatMap(foundDelivery(deliveryId), (delivery) => Effect.map(found(delivery.webhookId), toWebhook)))
   }
   return service
 })

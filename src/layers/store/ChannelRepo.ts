@@ -1,7 +1,7 @@
 import { ChannelRepo } from "../../runtime/ports/store/ChannelRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Option } from "effect"
+import { DateTime, Effect, Layer, Option } from "effect"
 import type { Channel, ChannelRole } from "../../domain/Channel.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
@@ -51,7 +51,7 @@ export const SqlChannelRepo = Layer.effect(
           subscribers: channel.subscribers,
           role: channel.role,
           created_at: channel.createdAt,
-          updated_at: new Date().toISOString()
+          updated_at: DateTime.formatIso(yield* DateTime.now)
         })}`
       },
       sql.withTransaction,

@@ -1,7 +1,7 @@
 import { ContactRepo, type ContactSighting } from "../../runtime/ports/store/ContactRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, type Option } from "effect"
+import { DateTime, Effect, Layer, type Option } from "effect"
 import type { Contact } from "../../domain/Contact.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
@@ -54,7 +54,7 @@ export const SqlContactRepo = Layer.effect(
         if (known.length > 0) yield* sql`DELETE FROM contacts WHERE session_id = ${sessionId} AND id IN ${sql.in(known.map((c) => c.id))}`
         // Two sightings of a new contact at once (on Postgres, where they run side by side) both
         // find nothing: the second one updates the row the first one made.
-        yield* sql`INSERT INTO contacts ${sql.insert({ session_id: sessionId, id, ...merged, updated_at: new Date().toISOString() })}
+        yield* sql`INSERT INTO contacts ${sql.insert({ session_id: sessionId, id, ...merged, updated_at: DateTime.formatIso(yield* DateTime.now) })}
           ON CONFLICT (session_id, id) DO UPDATE SET phone = excluded.phone, lid = excluded.lid, name = excluded.name,
           updated_at = excluded.updated_at`
       },

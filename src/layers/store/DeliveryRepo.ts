@@ -80,7 +80,7 @@ export const SqlDeliveryRepo = Layer.effect(
           ? Effect.succeed<ReadonlyArray<string>>([])
           : Effect.gen(function*() {
             const rows = webhookIds.map((webhookId) => ({
-              id: uuidv7(),
+              id: uuidv7(Date.parse(at)),
               webhook_id: webhookId,
               event_id: event.id,
               event_kind: event.event,

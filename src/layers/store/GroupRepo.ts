@@ -1,7 +1,7 @@
 import { GroupRepo } from "../../runtime/ports/store/GroupRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Array as Arr, Effect, Layer, Option } from "effect"
+import { Array as Arr, DateTime, Effect, Layer, Option } from "effect"
 import type { Group, GroupParticipant, ParticipantAction, ParticipantRole } from "../../domain/Group.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
@@ -72,7 +72,7 @@ export const SqlGroupRepo = Layer.effect(
           created_at: group.createdAt,
           announce: toIntegerBoolean(group.announce),
           restricted: toIntegerBoolean(group.restrict),
-          updated_at: new Date().toISOString()
+          updated_at: DateTime.formatIso(yield* DateTime.now)
         })}`
         yield* writeParticipants(sessionId, group.id, group.participants)
       },
@@ -88,15 +88,15 @@ export const SqlGroupRepo = Layer.effect(
 
     /** Some fields changed (subject, description, settings); a group not kept is left alone. */
     const update = Effect.fn("GroupRepo.update")(
-      (sessionId: string, groupId: string, fields: { readonly subject?: string; readonly description?: string | null; readonly announce?: boolean; readonly restrict?: boolean }) => {
+      function*(sessionId: string, groupId: string, fields: { readonly subject?: string; readonly description?: string | null; readonly announce?: boolean; readonly restrict?: boolean }) {
         const changes = {
           ...(fields.subject === undefined ? {} : { subject: fields.subject }),
           ...(fields.description === undefined ? {} : { description: fields.description }),
           ...(fields.announce === undefined ? {} : { announce: toIntegerBoolean(fields.announce) }),
           ...(fields.restrict === undefined ? {} : { restricted: toIntegerBoolean(fields.restrict) }),
-          updated_at: new Date().toISOString()
+          updated_at: DateTime.formatIso(yield* DateTime.now)
         }
-        return sql`UPDATE chat_groups SET ${sql.update(changes)} WHERE session_id = ${sessionId} AND id = ${groupId}`
+        return yield* sql`UPDATE chat_groups SET ${sql.update(changes)} WHERE session_id = ${sessionId} AND id = ${groupId}`
       },
       Effect.asVoid,
       orStoreUnavailable

@@ -1,7 +1,7 @@
 import { LabelRepo } from "../../runtime/ports/store/LabelRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Option } from "effect"
+import { DateTime, Effect, Layer, Option } from "effect"
 import type { Label } from "../../domain/Label.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
@@ -27,7 +27,7 @@ export const SqlLabelRepo = Layer.effect(
     const upsert = Effect.fn("LabelRepo.upsert")(
       function*(sessionId: string, label: Label) {
         yield* sql`DELETE FROM labels WHERE session_id = ${sessionId} AND id = ${label.id}`
-        yield* sql`INSERT INTO labels ${sql.insert({ session_id: sessionId, id: label.id, name: label.name, color: label.color, updated_at: new Date().toISOString() })}`
+        yield* sql`INSERT INTO labels ${sql.insert({ session_id: sessionId, id: label.id, name: label.name, color: label.color, updated_at: DateTime.formatIso(yield* DateTime.now) })}`
       },
       sql.withTransaction,
       orStoreUnavailable

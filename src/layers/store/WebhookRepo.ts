@@ -1,7 +1,7 @@
 import { WebhookRepo, type WebhookRow, type WebhookScope } from "../../runtime/ports/store/WebhookRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Option } from "effect"
+import { DateTime, Effect, Layer, Option } from "effect"
 import type { DomainEvent } from "../../domain/Events.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean } from "./columns.js"
@@ -83,15 +83,15 @@ export const SqlWebhookRepo = Layer.effect(
 
     const update = Effect.fn("WebhookRepo.update")(
       (id: string, fields: { readonly [K in "url" | "events" | "enabled" | "headers" | "maxAttempts" | "disabledReason"]?: WebhookRow[K] | undefined }) =>
-        sql`UPDATE webhooks SET ${sql.update({
+        Effect.flatMap(DateTime.now, (now) => sql`UPDATE webhooks SET ${sql.update({
           ...(fields.url === undefined ? {} : { url: fields.url }),
           ...(fields.events === undefined ? {} : { events: JSON.stringify(fields.events) }),
           ...(fields.enabled === undefined ? {} : { enabled: toIntegerBoolean(fields.enabled) }),
           ...(fields.headers === undefined ? {} : { headers: JSON.stringify(fields.headers) }),
           ...(fields.maxAttempts === undefined ? {} : { max_attempts: fields.maxAttempts }),
           ...(fields.disabledReason === undefined ? {} : { disabled_reason: fields.disabledReason }),
-          updated_at: new Date().toISOString()
-        })} WHERE id = ${id}`,
+          updated_at: DateTime.formatIso(now)
+        })} WHERE id = ${id}`),
       Effect.asVoid,
       orStoreUnavailable
     )
