@@ -1,4 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
+import { SessionNameTaken } from "../src/domain/Errors.js"
 import { SqlClient } from "@effect/sql"
 import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
 import { join } from "node:path"
@@ -120,7 +121,8 @@ for (const backend of storeBackends("store.test.ts")) {
           expect(yield* sessions.findByName("main")).toEqual(Option.some(row))
 
           const duplicate = yield* Effect.flip(sessions.insert(session({ name: "main" })))
-          expect(duplicate).toMatchObject({ _tag: "Conflict", code: "SESSION_NAME_TAKEN" })
+          expect(duplicate).toBeInstanceOf(SessionNameTaken)
+          expect(duplicate.name).toBe("main")
 
           const lastError = { code: "ENGINE_FAILURE", message: "boom", at: "2024-01-02T00:00:00.000Z" }
           const updated = yield* sessions.update(row.id, { status: "ready", desiredRunning: true, phone: "1555", lastError })

@@ -223,7 +223,7 @@ const make = Effect.gen(function*() {
         createdAt: new Date(now).toISOString(),
         expiresAt: expiresAt ?? null
       })
-      return { ...toApiKey(yield* find(id).pipe(Effect.orDie), now), key }
+      return { ...toApiKey(yield* find(id).pipe(Effect.catchTag("NotFound", Effect.die)), now), key }
     }),
     list: Effect.fn("ApiKeys.list")(function*(page) {
       const { items, total } = yield* repo.list(page)
