@@ -41,7 +41,8 @@ export class Events extends Context.Tag("switchboard/Events")<Events, EventsServ
       const store = yield* Store
       const bus = yield* makeEventBus
       return Events.of({
-        publish: (event) => Effect.zipRight(outbox.append(event), store.afterCommit(Effect.asVoid(bus.publish(event)))),
+        publish: Effect.fn("Events.publish")((event: DomainEvent) =>
+          Effect.zipRight(outbox.append(event), store.afterCommit(Effect.asVoid(bus.publish(event))))),
         subscribe: bus.subscribe,
         subscribeLocal: bus.subscribe
       })

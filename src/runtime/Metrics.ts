@@ -180,7 +180,7 @@ const make = Effect.gen(function*() {
     scrape: Effect.zipRight(
       readScrapeTimeGauges,
       Effect.promise(() => Registry.merge([processMetrics(), registry]).metrics())
-    ),
+    ).pipe(Effect.withSpan("Metrics.scrape")),
     recordHttpRequest: ({ method, route, seconds, status }) =>
       Effect.sync(() => {
         httpRequests.inc({ method, route, status })

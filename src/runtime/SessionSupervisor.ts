@@ -240,18 +240,18 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
       })
 
     const service: SessionSupervisorService = {
-      start,
-      stop,
-      restart: (sessionId) =>
+      start: Effect.fn("SessionSupervisor.start")(start),
+      stop: Effect.fn("SessionSupervisor.stop")(stop),
+      restart: Effect.fn("SessionSupervisor.restart")((sessionId: string) =>
         Effect.flatMap(handleOf(sessionId), (handle) =>
           Option.isSome(handle)
             ? Effect.asVoid(handle.value.mailbox.offer(ActorCommand.Restart()))
-            : start(sessionId)),
-      release: (sessionId) =>
+            : start(sessionId))),
+      release: Effect.fn("SessionSupervisor.release")((sessionId: string) =>
         Effect.flatMap(handleOf(sessionId), (handle) =>
-          Option.isSome(handle) ? Effect.zipRight(FiberMap.remove(fibers, sessionId), forget(handle.value)) : Effect.void),
-      logout,
-      remove: (sessionId) =>
+          Option.isSome(handle) ? Effect.zipRight(FiberMap.remove(fibers, sessionId), forget(handle.value)) : Effect.void)),
+      logout: Effect.fn("SessionSupervisor.logout")(logout),
+      remove: Effect.fn("SessionSupervisor.remove")((sessionId: string) =>
         Effect.gen(function*() {
           yield* logout(sessionId)
           yield* engine.forget(sessionId)
@@ -260,12 +260,12 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           yield* mediaStore.removeAll(sessionId).pipe(
             Effect.catchAll((error) => Effect.logWarning("the media of a deleted session could not be removed", error.message))
           )
-        }),
-      send: (sessionId, messageId) =>
+        })),
+      send: Effect.fn("SessionSupervisor.send")((sessionId: string, messageId: string) =>
         Effect.flatMap(handleOf(sessionId), (handle) =>
           Option.isSome(handle)
             ? handle.value.mailbox.offer(ActorCommand.Send({ messageId }))
-            : Effect.succeed(false)),
+            : Effect.succeed(false))),
       useConnection: (sessionId, call) =>
         ask(sessionId, (reply) => useConnection(requiredStatus(call.operation), (connection) => applyEngineCall(connection, call), reply)),
       state: (sessionId) =>
@@ -283,7 +283,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         yield* Effect.forEach(rows, (row) => start(row.id), { discard: true })
         if (rows.length > 0) yield* Effect.logInfo(`restored ${rows.length} session(s)`)
         return rows.length
-      }),
+      }).pipe(Effect.withSpan("SessionSupervisor.restore")),
       running: Effect.map(SynchronizedRef.get(handles), (map) => Array.from(map.keys())),
       mailboxDepths: Effect.map(SynchronizedRef.get(handles), (map) =>
         new Map(Array.from(map, ([sessionId, handle]) => [sessionId, Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)]))),
@@ -296,7 +296,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           queued += (yield* Ref.get(handle.queuedSends)) + Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)
         }
         return { queued, unacknowledged: yield* messages.countUnsent(ready) }
-      })
+      }).pipe(Effect.withSpan("SessionSupervisor.outgoing"))
     }
     return service
   })

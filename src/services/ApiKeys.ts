@@ -1,6 +1,6 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { FileSystem, Path } from "@effect/platform"
-import { Cache, Clock, Context, DateTime, Duration, Effect, FiberSet, Layer, Option, Redacted } from "effect"
+import { Cache, Clock, Context, DateTime, Duration, Effect, Exit, FiberSet, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../domain/Settings.js"
 import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../runtime/ports/store/ApiKeyRepo.js"
@@ -145,7 +145,12 @@ const make = Effect.gen(function*() {
   // Every request authenticates: remember lookups briefly instead of querying each time. Key
   // management forgets them at once, here and (in a cluster) on every runner; another
   // gateway's change to a shared database is seen within the TTL.
-  const lookups = yield* Cache.make({ capacity: 10_000, timeToLive: Duration.seconds(5), lookup: repo.findByHash })
+  // Only answers are remembered: a lookup the Store could not answer is asked again next time.
+  const lookups = yield* Cache.makeWith({
+    capacity: 10_000,
+    lookup: repo.findByHash,
+    timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.seconds(5) : Duration.zero)
+  })
   const cachedCopies = yield* CachedCopies
   yield* cachedCopies.onChange(KEYS_TOPIC, lookups.invalidateAll)
   const lastTouched = new Map<string, number>()

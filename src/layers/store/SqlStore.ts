@@ -4,11 +4,22 @@ import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Store } from "../../runtime/ports/store/Store.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
-/** What waits for the commit of the transaction a fiber is in; `undefined` outside one. */
+/**
+ * What waits for the commit of the transaction a fiber is in; `undefined` outside one. A fiber
+ * forked inside a transaction is outside it (it may outlive the commit).
+ */
 interface OpenTransaction {
   readonly afterCommit: Array<Effect.Effect<void>>
 }
-const currentTransaction = FiberRef.unsafeMake<OpenTransaction | undefined>(undefined)
+const currentTransaction = FiberRef.unsafeMake<OpenTransaction | undefined>(undefined, { fork: () => undefined })
+
+/**
+ * Once committed, the change stands: what waits for it runs whole (not cut off by an
+ * interruption) and cannot turn the commit into a failure; a failure of its own is logged.
+ */
+const runAfterCommit = (actions: ReadonlyArray<Effect.Effect<void>>) =>
+  Effect.uninterruptible(Effect.forEach(actions, (action) =>
+    Effect.catchAllCause(action, (cause) => Effect.logWarning("an action after a commit failed", cause)), { discard: true }))
 
 /** The Store's transactions on the SQL client (SQLite or Postgres). */
 export const SqlStore = Layer.effect(
@@ -25,8 +36,11 @@ export const SqlStore = Layer.effect(
             )
           }
           const opened: OpenTransaction = { afterCommit: [] }
-          return orStoreUnavailable(sql.withTransaction(Effect.locally(effect, currentTransaction, opened))).pipe(
-            Effect.tap(() => Effect.forEach(opened.afterCommit, (action) => action, { discard: true }))
+          // The work can be interrupted; between the commit and what waits for it, nothing can.
+          return Effect.uninterruptibleMask((restore) =>
+            orStoreUnavailable(sql.withTransaction(restore(Effect.locally(effect, currentTransaction, opened)))).pipe(
+              Effect.tap(() => runAfterCommit(opened.afterCommit))
+            )
           )
         }) as Effect.Effect<A, E | StoreUnavailable, R>,
       afterCommit: (effect) =>

@@ -66,8 +66,8 @@ export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | Store | S
 
     return Events.of({
       // The notification goes out with the commit (Postgres holds it until then), and so does this runner's own copy.
-      publish: (event) =>
-        Effect.all([outbox.append(event), announce(event), store.afterCommit(Effect.asVoid(here.publish(event)))], { discard: true }),
+      publish: Effect.fn("Events.publish")((event: DomainEvent) =>
+        Effect.all([outbox.append(event), announce(event), store.afterCommit(Effect.asVoid(here.publish(event)))], { discard: true })),
       subscribe: everywhere.subscribe,
       subscribeLocal: here.subscribe
     })

@@ -96,17 +96,23 @@ export class SandboxLedger extends Context.Tag("switchboard/SandboxLedger")<Sand
 
 /**
  * The ledger as the simulated server uses it: a write waits until the Store is back, as a real
- * server's memory never fails. Whatever waits on it (the network's lock) waits meanwhile.
+ * server's memory never fails. Whatever waits on it (the network's lock) waits meanwhile; the
+ * waiting itself can be interrupted, even inside a step that otherwise cannot (so a shutdown
+ * during an outage is not held up).
  */
-export const untilLedgerIsBack = (ledger: LedgerOperations<StoreUnavailable>): LedgerOperations<never> => ({
-  load: untilStoreIsBack(ledger.load, "loading the sandbox network's ledger"),
-  rememberOwner: (phone, sessionId) => untilStoreIsBack(ledger.rememberOwner(phone, sessionId), "the sandbox ledger"),
-  hold: (sessionId, key, seq, event) => untilStoreIsBack(ledger.hold(sessionId, key, seq, event), "the sandbox ledger"),
-  release: (sessionId, key) => untilStoreIsBack(ledger.release(sessionId, key), "the sandbox ledger"),
-  recordSent: (engineMessageId, message) => untilStoreIsBack(ledger.recordSent(engineMessageId, message), "the sandbox ledger"),
-  forgetSession: (sessionId) => untilStoreIsBack(ledger.forgetSession(sessionId), "the sandbox ledger"),
-  putRecord: (kind, id, json) => untilStoreIsBack(ledger.putRecord(kind, id, json), "the sandbox ledger")
-})
+export const untilLedgerIsBack = (ledger: LedgerOperations<StoreUnavailable>): LedgerOperations<never> => {
+  const reliably = <A>(write: Effect.Effect<A, StoreUnavailable>) =>
+    Effect.catchTag(write, "StoreUnavailable", () => Effect.interruptible(untilStoreIsBack(write, "the sandbox network's ledger")))
+  return {
+    load: reliably(ledger.load),
+    rememberOwner: (phone, sessionId) => reliably(ledger.rememberOwner(phone, sessionId)),
+    hold: (sessionId, key, seq, event) => reliably(ledger.hold(sessionId, key, seq, event)),
+    release: (sessionId, key) => reliably(ledger.release(sessionId, key)),
+    recordSent: (engineMessageId, message) => reliably(ledger.recordSent(engineMessageId, message)),
+    forgetSession: (sessionId) => reliably(ledger.forgetSession(sessionId)),
+    putRecord: (kind, id, json) => reliably(ledger.putRecord(kind, id, json))
+  }
+}
 
 /**
  * A message is held once per recipient; a receipt once per status it reports (a resend may
