@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Option, Ref, Schedule, TestClock } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Option, Ref, Schedule, TestClock } from "effect"
 import { advanceUntil, type Core, letFibersRun, startCore } from "./support/core.js"
 import { tempDir } from "./support/gateway.js"
 import type { ConnectOptions, SendCommand } from "../src/runtime/Engine.js"
@@ -282,6 +282,24 @@ describe("SessionSupervisor", () => {
       yield* advanceUntil(statusIs(core, crashing.id, "ready"), "100 millis", 600)
       expect(yield* core.attempts(crashing.id)).toHaveLength(2)
       expect(yield* core.supervisor.running).toContain(crashing.id)
+    }))
+
+  it.scoped("stops a session whose network is waiting for the Store, instead of hanging", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ reconnect })
+      const sender = yield* createAndLink(core, "sends-during-outage")
+      const recipient = yield* createAndLink(core, "receives-during-outage")
+      const recipientPhone = (yield* core.sessions.get(recipient)).phone!
+      // The sandbox network cannot let go of what it holds for the recipient: the Store refuses it.
+      const sql = Context.get(core.context, SqlClient.SqlClient)
+      yield* sql.unsafe(`CREATE TRIGGER refuse_release BEFORE DELETE ON sandbox_held_events
+        BEGIN SELECT RAISE(ABORT, 'the Store is down'); END`)
+      yield* core.messaging.sendText(sender, { chatId: `${recipientPhone}@c.us` as never, text: "held" })
+      for (let step = 0; step < 20; step++) yield* Effect.zipRight(TestClock.adjust("100 millis"), letFibersRun)
+      // The recipient's network step now waits for the Store; stopping the session still ends it.
+      const stopping = yield* Effect.fork(core.supervisor.stop(recipient))
+      yield* advanceUntil(Effect.map(Fiber.poll(stopping), Option.isSome), "100 millis", 300)
+      expect((yield* core.sessions.get(recipient)).status).toBe("stopped")
     }))
 
   it.scoped("stops, restarts and deletes sessions, and restore starts only those that were running", () =>
