@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, FiberRef, Layer } from "effect"
+import { Effect, Exit, FiberRef, Layer } from "effect"
 import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Store } from "../../runtime/ports/store/Store.js"
 import { orStoreUnavailable } from "./storeFailure.js"
@@ -14,12 +14,12 @@ interface OpenTransaction {
 const currentTransaction = FiberRef.unsafeMake<OpenTransaction | undefined>(undefined, { fork: () => undefined })
 
 /**
- * Once committed, the change stands: what waits for it runs whole (not cut off by an
- * interruption) and cannot turn the commit into a failure; a failure of its own is logged.
+ * Once committed, the change stands: what waits for it runs whole (as a finalizer, not cut off
+ * by an interruption) and cannot turn the commit into a failure; a failure of its own is logged.
  */
 const runAfterCommit = (actions: ReadonlyArray<Effect.Effect<void>>) =>
-  Effect.uninterruptible(Effect.forEach(actions, (action) =>
-    Effect.catchAllCause(action, (cause) => Effect.logWarning("an action after a commit failed", cause)), { discard: true }))
+  Effect.forEach(actions, (action) =>
+    Effect.catchAllCause(action, (cause) => Effect.logWarning("an action after a commit failed", cause)), { discard: true })
 
 /** The Store's transactions on the SQL client (SQLite or Postgres). */
 export const SqlStore = Layer.effect(
@@ -36,11 +36,9 @@ export const SqlStore = Layer.effect(
             )
           }
           const opened: OpenTransaction = { afterCommit: [] }
-          // The work can be interrupted; between the commit and what waits for it, nothing can.
-          return Effect.uninterruptibleMask((restore) =>
-            orStoreUnavailable(sql.withTransaction(restore(Effect.locally(effect, currentTransaction, opened)))).pipe(
-              Effect.tap(() => runAfterCommit(opened.afterCommit))
-            )
+          // Run as the transaction's exit is settled, so nothing comes between the commit and it.
+          return orStoreUnavailable(sql.withTransaction(Effect.locally(effect, currentTransaction, opened))).pipe(
+            Effect.onExit((exit) => (Exit.isSuccess(exit) ? runAfterCommit(opened.afterCommit) : Effect.void))
           )
         }) as Effect.Effect<A, E | StoreUnavailable, R>,
       afterCommit: (effect) =>
