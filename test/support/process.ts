@@ -105,7 +105,8 @@ const startOnce = (options: SpawnOptions): Promise<GatewayProcess> => {
     if (isRunning(child)) child.kill("SIGKILL")
     return exited
   }
-  const timeoutMs = options.startTimeoutMs ?? 10_000
+  // Starting takes ~1 s alone; on a loaded 2-core machine (the whole suite beside it) it has taken over 10 s.
+  const timeoutMs = options.startTimeoutMs ?? 20_000
   const key = options.key ?? options.env?.API_KEY ?? TEST_KEY
 
   return new Promise<GatewayProcess>((resolve, reject) => {
