@@ -21,4 +21,4 @@ export const untilStoreIsBack = <A, E, R>(
     Effect.retry({ schedule: storeRetry, while: (error) => error instanceof StoreUnavailable }),
     // The retry above never gives up on an outage, so none is left here.
     Effect.catchIf((error): error is StoreUnavailable => error instanceof StoreUnavailable, (outage) => Effect.die(outage))
-  ) as Effect.Effect<A, Exclude<E, StoreUnavailable>, R>
+  )

@@ -1,6 +1,5 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Exit, FiberRef, Layer } from "effect"
-import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Store } from "../../runtime/ports/store/Store.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
@@ -40,7 +39,7 @@ export const SqlStore = Layer.effect(
           return orStoreUnavailable(sql.withTransaction(Effect.locally(effect, currentTransaction, opened))).pipe(
             Effect.onExit((exit) => (Exit.isSuccess(exit) ? runAfterCommit(opened.afterCommit) : Effect.void))
           )
-        }) as Effect.Effect<A, E | StoreUnavailable, R>,
+        }),
       afterCommit: (effect) =>
         Effect.flatMap(FiberRef.get(currentTransaction), (open) =>
           open === undefined ? effect : Effect.sync(() => void open.afterCommit.push(effect))),
