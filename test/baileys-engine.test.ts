@@ -88,7 +88,7 @@ describe("BaileysEngine (no peer)", () => {
       const error = yield* Effect.flip(engine.connect({
         sessionId: "s1",
         auth: memoryAuth(),
-        lookupSent: () => Effect.succeed(Option.none()),
+        lookupSent: () => Effect.succeed(Option.none()), lookupPoll: () => Effect.succeed(Option.none()),
         proxyUrl: Option.some("ftp://user:topsecret@proxy.example:21")
       }))
       expect(error).toMatchObject({ code: "INVALID_PROXY", transient: false })
@@ -102,7 +102,7 @@ describe("BaileysEngine (no peer)", () => {
       const connection = yield* engine.connect({
         sessionId: "s2",
         auth: memoryAuth(),
-        lookupSent: () => Effect.succeed(Option.none()),
+        lookupSent: () => Effect.succeed(Option.none()), lookupPoll: () => Effect.succeed(Option.none()),
         proxyUrl: Option.none()
       })
       const events = yield* Stream.runCollect(connection.events).pipe(Effect.timeout("10 seconds"))
@@ -156,7 +156,7 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels", ()
     scopes.push(scope)
     const engine = await runtime.runPromise(Engine)
     const connection = await Effect.runPromise(Scope.extend(
-      engine.connect({ sessionId: "peer", auth, lookupSent: () => Effect.succeed(Option.none()), proxyUrl: Option.none() }),
+      engine.connect({ sessionId: "peer", auth, lookupSent: () => Effect.succeed(Option.none()), lookupPoll: () => Effect.succeed(Option.none()), proxyUrl: Option.none() }),
       scope
     ))
     const events: Array<EngineEvent> = []

@@ -43,7 +43,7 @@ const openReady = (sessionId: string) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const scope = yield* Scope.make()
-    const connection = yield* engine.connect({ sessionId, auth: linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone }).pipe(
+    const connection = yield* engine.connect({ sessionId, auth: linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone }).pipe(
       Scope.extend(scope)
     )
     const events = yield* Queue.unbounded<EngineEvent>()

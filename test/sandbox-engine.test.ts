@@ -112,7 +112,7 @@ const openSession = (sessionId: string, auth?: AuthState) =>
     const engine = yield* Engine
     const authState = auth ?? (yield* linkedAuth)
     const scope = yield* Scope.make()
-    const connection = yield* engine.connect({ sessionId, auth: authState, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone }).pipe(Scope.extend(scope))
+    const connection = yield* engine.connect({ sessionId, auth: authState, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone }).pipe(Scope.extend(scope))
     const events = yield* Queue.unbounded<EngineEvent>()
     const ended = yield* Deferred.make<void>()
     yield* connection.events.pipe(
@@ -141,7 +141,7 @@ const openIdle = (sessionId: string) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const scope = yield* Scope.make()
-    const connection = yield* engine.connect({ sessionId, auth: yield* linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone }).pipe(Scope.extend(scope))
+    const connection = yield* engine.connect({ sessionId, auth: yield* linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone }).pipe(Scope.extend(scope))
     const pull = yield* Stream.toPull(connection.events).pipe(Scope.extend(scope))
     return {
       pullOne: pull.pipe(Effect.map(Chunk.toReadonlyArray)),

@@ -7,7 +7,7 @@ import { EngineEvent } from "../src/runtime/Engine.js"
 import { SandboxLedger } from "../src/runtime/engines/sandbox/Ledger.js"
 import { migrations, parseDatabaseUrl, RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "../src/layers/store/index.js"
 import { AuthRepo } from "../src/runtime/ports/store/AuthRepo.js"
-import { MessageRepo, type MessageRow } from "../src/runtime/ports/store/MessageRepo.js"
+import { MessageRepo, type MessageRow, noExtras } from "../src/runtime/ports/store/MessageRepo.js"
 import { SessionRepo, type SessionRow } from "../src/runtime/ports/store/SessionRepo.js"
 import { sessionRow } from "./support/fixtures.js"
 import { storeBackends } from "./support/storeBackends.js"
@@ -47,6 +47,7 @@ const message = (sessionId: string, id: string, overrides: Partial<MessageRow> =
   timestamp: "2024-02-01T00:00:00.000Z",
   createdAt: "2024-02-01T00:00:00.000Z",
   updatedAt: "2024-02-01T00:00:00.000Z",
+  ...noExtras,
   ...overrides
 })
 

@@ -18,11 +18,23 @@ export const ackOf: Record<MessageStatus, number> = {
 export const isStatusAdvance = (from: MessageStatus, to: MessageStatus) =>
   from !== "failed" && to !== from && (to === "failed" ? from === "pending" : ackOf[to] > ackOf[from])
 
-export const MessageType = Schema.Literal("text", "image", "video", "audio", "document", "reaction", "unknown")
+export const MessageType = Schema.Literal(
+  "text",
+  "image",
+  "video",
+  "audio",
+  "document",
+  "sticker",
+  "location",
+  "contact",
+  "poll",
+  "reaction",
+  "unknown"
+)
 export type MessageType = typeof MessageType.Type
 
 /** The media kinds WhatsApp carries; each has its own send endpoint. */
-export const MediaKind = Schema.Literal("image", "video", "audio", "document")
+export const MediaKind = Schema.Literal("image", "video", "audio", "document", "sticker")
 export type MediaKind = typeof MediaKind.Type
 
 export const StatusChange = Schema.Struct({ status: MessageStatus, at: Schema.String })
@@ -39,6 +51,50 @@ export type MessageMedia = typeof MessageMedia.Type
 
 export const Reaction = Schema.Struct({ emoji: Schema.String, from: Schema.String, at: Schema.String })
 export type Reaction = typeof Reaction.Type
+
+export const Location = Schema.Struct({
+  latitude: Schema.Number,
+  longitude: Schema.Number,
+  name: Schema.NullOr(Schema.String),
+  address: Schema.NullOr(Schema.String),
+  url: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "Location" })
+export type Location = typeof Location.Type
+
+/** A contact card as sent or received: its fields, and the vCard that carried them. */
+export const ContactCard = Schema.Struct({
+  name: Schema.String,
+  phone: Schema.NullOr(Schema.String),
+  organization: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  vcard: Schema.String
+}).annotations({ identifier: "ContactCard" })
+export type ContactCard = typeof ContactCard.Type
+
+/** A poll with its votes: the latest vote of each voter counts; a withdrawn vote counts for nothing. */
+export const PollResults = Schema.Struct({
+  name: Schema.String,
+  selectableCount: Schema.Number.annotations({ description: "how many options a voter may pick (0: any number)" }),
+  options: Schema.Array(Schema.Struct({
+    name: Schema.String,
+    votes: Schema.Number,
+    voters: Schema.Array(Schema.String)
+  })),
+  totalVoters: Schema.Number
+}).annotations({ identifier: "PollResults" })
+export type PollResults = typeof PollResults.Type
+
+export const LinkPreview = Schema.Struct({
+  url: Schema.String,
+  title: Schema.NullOr(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  thumbnail: Schema.optional(Schema.String.annotations({ description: "a JPEG, base64-encoded" }))
+}).annotations({ identifier: "LinkPreview" })
+export type LinkPreview = typeof LinkPreview.Type
+
+/** An earlier text (or caption) of an edited message, and when it was replaced. */
+export const Edit = Schema.Struct({ text: Schema.String, at: Schema.String })
+export type Edit = typeof Edit.Type
 
 export class Message extends Schema.Class<Message>("Message")({
   id: MessageId,
@@ -58,8 +114,34 @@ export class Message extends Schema.Class<Message>("Message")({
   quotedMessageId: Schema.NullOr(Schema.String),
   batchId: Schema.NullOr(Schema.String),
   reactions: Schema.Array(Reaction),
-  statusHistory: Schema.Array(StatusChange)
+  statusHistory: Schema.Array(StatusChange),
+  location: Schema.NullOr(Location),
+  contacts: Schema.NullOr(Schema.Array(ContactCard)),
+  poll: Schema.NullOr(PollResults),
+  linkPreview: Schema.NullOr(LinkPreview),
+  forwarded: Schema.Boolean,
+  editedAt: Schema.NullOr(Schema.String),
+  edits: Schema.Array(Edit).annotations({ description: "earlier texts, oldest first" }),
+  revoked: Schema.Boolean.annotations({ description: "deleted (for everyone, or for this account only); text and media are gone" }),
+  starred: Schema.Boolean,
+  pinned: Schema.Boolean
 }) {}
+
+/**
+ * How long the session shows "typing…" (or "recording…" before a voice note) before the
+ * message goes out: milliseconds, or `auto` (scaled to the text's length).
+ */
+export const TypingMs = Schema.Union(
+  Schema.Int.pipe(Schema.between(0, 30_000, { message: () => "typingMs must be 0 to 30000, or \"auto\"" })),
+  Schema.Literal("auto")
+).annotations({ identifier: "TypingMs" })
+export type TypingMs = typeof TypingMs.Type
+
+/** What every send may carry besides its content. */
+const sendOptions = {
+  quotedMessageId: Schema.optional(Schema.String),
+  typingMs: Schema.optional(TypingMs)
+}
 
 export const SendTextRequest = Schema.Struct({
   chatId: ChatIdFromInput,
@@ -67,8 +149,11 @@ export const SendTextRequest = Schema.Struct({
     Schema.minLength(1, { message: () => "text must not be empty" }),
     Schema.maxLength(65_536, { message: () => "text must be at most 65536 characters" })
   ),
-  quotedMessageId: Schema.optional(Schema.String),
-  mentions: Schema.optional(Schema.Array(ChatIdFromInput))
+  mentions: Schema.optional(Schema.Array(ChatIdFromInput)),
+  linkPreview: Schema.optional(Schema.Boolean.annotations({
+    description: "attach the first URL's title, description and thumbnail (default true)"
+  })),
+  ...sendOptions
 })
 export type SendTextRequest = typeof SendTextRequest.Type
 
@@ -93,6 +178,7 @@ export interface SendMediaInput {
   readonly ptt?: boolean | undefined
   readonly quotedMessageId?: string | undefined
   readonly mentions?: ReadonlyArray<string> | undefined
+  readonly typingMs?: TypingMs | undefined
 }
 
 /** Media as accepted: the bytes, and what they were found to be. */
@@ -154,9 +240,106 @@ export const SendMediaRequest = Schema.Struct({
   ),
   filename: Schema.optional(filename),
   ptt: Schema.optional(Schema.Boolean.annotations({ description: "audio: send as a voice note" })),
-  quotedMessageId: Schema.optional(Schema.String),
-  mentions: Schema.optional(Schema.Array(ChatIdFromInput))
+  mentions: Schema.optional(Schema.Array(ChatIdFromInput)),
+  ...sendOptions
 }).annotations({ identifier: "SendMediaRequest" })
+
+const optionalText = (name: string, max: number) =>
+  Schema.optional(Schema.String.pipe(Schema.maxLength(max, { message: () => `${name} must be at most ${max} characters` })))
+
+export const SendLocationRequest = Schema.Struct({
+  chatId: ChatIdFromInput,
+  latitude: Schema.Number.pipe(Schema.between(-90, 90, { message: () => "latitude must be between -90 and 90" })),
+  longitude: Schema.Number.pipe(Schema.between(-180, 180, { message: () => "longitude must be between -180 and 180" })),
+  name: optionalText("name", 1024),
+  address: optionalText("address", 1024),
+  url: optionalText("url", 2048),
+  ...sendOptions
+}).annotations({ identifier: "SendLocationRequest" })
+export type SendLocationRequest = typeof SendLocationRequest.Type
+
+export const ContactInput = Schema.Struct({
+  name: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "a contact's name must not be empty" }),
+    Schema.maxLength(256, { message: () => "a contact's name must be at most 256 characters" })
+  ),
+  phone: Schema.String.pipe(Schema.pattern(/^\+?[\d\s().-]{6,24}$/, {
+    message: () => "a contact's phone is a phone number in international form (+15551234567)"
+  })),
+  organization: optionalText("organization", 256),
+  email: optionalText("email", 256)
+}).annotations({ identifier: "ContactInput" })
+export type ContactInput = typeof ContactInput.Type
+
+export const SendContactRequest = Schema.Struct({
+  chatId: ChatIdFromInput,
+  contacts: Schema.Array(ContactInput).pipe(
+    Schema.minItems(1, { message: () => "a contact message holds 1 to 20 contacts" }),
+    Schema.maxItems(20, { message: () => "a contact message holds 1 to 20 contacts" })
+  ),
+  ...sendOptions
+}).annotations({ identifier: "SendContactRequest" })
+export type SendContactRequest = typeof SendContactRequest.Type
+
+const pollOption = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "a poll option must not be empty" }),
+  Schema.maxLength(100, { message: () => "a poll option must be at most 100 characters" })
+)
+
+const pollFields = {
+  chatId: ChatIdFromInput,
+  name: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "a poll's name must not be empty" }),
+    Schema.maxLength(255, { message: () => "a poll's name must be at most 255 characters" })
+  ),
+  options: Schema.Array(pollOption).pipe(
+    Schema.minItems(2, { message: () => "a poll has 2 to 12 options" }),
+    Schema.maxItems(12, { message: () => "a poll has 2 to 12 options" }),
+    Schema.filter((options) => new Set(options).size === options.length, { message: () => "a poll's options must differ" })
+  ),
+  selectableCount: Schema.optional(Schema.Int.pipe(Schema.positive({ message: () => "selectableCount must be at least 1" }))),
+  ...sendOptions
+}
+
+const selectableWithinOptions = <A extends { readonly options: ReadonlyArray<string>; readonly selectableCount?: number | undefined }, I>(
+  schema: Schema.Schema<A, I>
+) =>
+  schema.pipe(Schema.filter((poll) => poll.selectableCount === undefined || poll.selectableCount <= poll.options.length, {
+    message: () => "selectableCount must not exceed the number of options"
+  }))
+
+export const SendPollRequest = selectableWithinOptions(Schema.Struct(pollFields)).annotations({ identifier: "SendPollRequest" })
+export type SendPollRequest = typeof SendPollRequest.Type
+
+export const PollVoteRequest = Schema.Struct({
+  chatId: ChatIdFromInput,
+  messageId: Schema.String,
+  options: Schema.Array(Schema.String).pipe(Schema.maxItems(12)).annotations({ description: "the options voted for; [] withdraws the vote" })
+}).annotations({ identifier: "PollVoteRequest" })
+export type PollVoteRequest = typeof PollVoteRequest.Type
+
+export const PollVoteResult = Schema.Struct({ messageId: Schema.String, chatId: Schema.String, options: Schema.Array(Schema.String) })
+
+export const ForwardRequest = Schema.Struct({ chatId: ChatIdFromInput, typingMs: Schema.optional(TypingMs) })
+export type ForwardRequest = typeof ForwardRequest.Type
+
+export const EditRequest = Schema.Struct({
+  text: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "text must not be empty" }),
+    Schema.maxLength(65_536, { message: () => "text must be at most 65536 characters" })
+  )
+}).annotations({ identifier: "EditRequest" })
+export type EditRequest = typeof EditRequest.Type
+
+export const DeleteScope = Schema.Literal("everyone", "me")
+export type DeleteScope = typeof DeleteScope.Type
+
+export const StarRequest = Schema.Struct({ starred: Schema.Boolean })
+export const PinRequest = Schema.Struct({
+  pinned: Schema.Boolean,
+  durationHours: Schema.optional(Schema.Literal(24, 168, 720).annotations({ description: "how long the pin lasts (default 168: 7 days)" }))
+})
+export type PinRequest = typeof PinRequest.Type
 export type SendMediaRequest = typeof SendMediaRequest.Type
 
 const mediaItem = <K extends MediaKind>(kind: K) => Schema.Struct({ type: Schema.Literal(kind), ...SendMediaRequest.fields })
@@ -170,7 +353,11 @@ export const BulkItem = Schema.Union(
   mediaItem("image"),
   mediaItem("video"),
   mediaItem("audio"),
-  mediaItem("document")
+  mediaItem("document"),
+  mediaItem("sticker"),
+  Schema.Struct({ type: Schema.Literal("location"), ...SendLocationRequest.fields }),
+  Schema.Struct({ type: Schema.Literal("contact"), ...SendContactRequest.fields }),
+  selectableWithinOptions(Schema.Struct({ type: Schema.Literal("poll"), ...pollFields }))
 )
 export type BulkItem = typeof BulkItem.Type
 
@@ -209,6 +396,26 @@ export const MarkReadRequest = Schema.Struct({
 export type MarkReadRequest = typeof MarkReadRequest.Type
 
 export const MarkReadResult = Schema.Struct({ chatId: Schema.String, read: Schema.Number })
+
+export const PresenceState = Schema.Literal("online", "offline", "typing", "recording", "paused")
+export type PresenceState = typeof PresenceState.Type
+
+export const SetPresenceRequest = Schema.Union(
+  Schema.Struct({ state: Schema.Literal("online", "offline") }),
+  Schema.Struct({ chatId: ChatIdFromInput, state: Schema.Literal("typing", "recording", "paused") })
+).annotations({ identifier: "SetPresenceRequest" })
+export type SetPresenceRequest = typeof SetPresenceRequest.Type
+
+export const PresenceSubscribeRequest = Schema.Struct({ chatId: ChatIdFromInput })
+
+/** The last presence heard of a contact (after `POST …/presence/subscribe`). */
+export const Presence = Schema.Struct({
+  chatId: Schema.String,
+  state: PresenceState,
+  lastSeen: Schema.NullOr(Schema.String),
+  updatedAt: Schema.String
+}).annotations({ identifier: "Presence" })
+export type Presence = typeof Presence.Type
 
 export const MessageDirection = Schema.Literal("in", "out")
 

@@ -1,5 +1,5 @@
 import { Context, Data, Effect, Option, Scope, Stream } from "effect"
-import type { MediaKind, MessageStatus } from "../domain/Message.js"
+import type { ContactCard, LinkPreview, Location, MediaKind, MessageStatus } from "../domain/Message.js"
 import type { Me } from "../domain/Session.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import type {
@@ -11,6 +11,18 @@ import type {
   LabelChange,
   LabelOperations
 } from "./EngineDirectory.js"
+import type {
+  InboundEdit,
+  InboundPin,
+  InboundPollVote,
+  InboundPresence,
+  InboundRevoke,
+  MessageActionOperations,
+  MessageTarget,
+  PollDefinition,
+  PresenceOperations,
+  StoredPoll
+} from "./EngineMessageActions.js"
 
 /**
  * The only boundary between Switchboard and the network. A session actor asks its engine for
@@ -63,11 +75,19 @@ export interface InboundMessage {
   readonly fromPhone: string | null
   readonly fromLid: string | null
   /** `unknown`: the engine received something it could not read (see `error`). */
-  readonly type: "text" | MediaKind | "unknown"
+  readonly type: "text" | MediaKind | "location" | "contact" | "poll" | "unknown"
   readonly text: string | null
   /** The caption of a media message. */
   readonly caption?: string | null | undefined
   readonly media?: InboundMedia | undefined
+  readonly location?: Location | undefined
+  /** The cards of a `contact` message (one or several). */
+  readonly contacts?: ReadonlyArray<ContactCard> | undefined
+  readonly poll?: PollDefinition | undefined
+  /** The preview the sender attached to a text (its thumbnail base64). */
+  readonly linkPreview?: LinkPreview | undefined
+  /** Marked as forwarded by the sender. */
+  readonly forwarded?: boolean | undefined
   readonly timestamp: Date
   /** Set when the message could not be read, e.g. `DECRYPTION_FAILED`: surfaced, not swallowed. */
   readonly error?: { readonly code: string; readonly message: string } | undefined
@@ -101,6 +121,11 @@ export type EngineEvent = Data.TaggedEnum<{
   Ready: { readonly me: Me }
   MessageReceived: { readonly message: InboundMessage }
   ReactionReceived: { readonly reaction: InboundReaction }
+  MessageEdited: { readonly edit: InboundEdit }
+  MessageRevoked: { readonly revoke: InboundRevoke }
+  PollVoteReceived: { readonly vote: InboundPollVote }
+  MessagePinned: { readonly pin: InboundPin }
+  PresenceUpdated: { readonly presence: InboundPresence }
   GroupChanged: { readonly change: GroupChange }
   LabelChanged: { readonly change: LabelChange }
   ContactsSeen: { readonly contacts: ReadonlyArray<ContactSeen> }
@@ -150,6 +175,8 @@ export interface ConnectOptions {
   readonly auth: AuthState
   /** A message this session sent, by its network id (WhatsApp asks again on retry receipts). */
   readonly lookupSent: (engineMessageId: string) => Effect.Effect<Option.Option<StoredOutbound>>
+  /** A poll of this session's chats (sent or received), by its network id: to decrypt votes on it. */
+  readonly lookupPoll: (engineMessageId: string) => Effect.Effect<Option.Option<StoredPoll>>
   /** The session's proxy URL, credentials included; engines must never log it. */
   readonly proxyUrl: Option.Option<string>
 }
@@ -165,9 +192,22 @@ export interface OutboundMedia {
   readonly ptt: boolean
 }
 
+/** A link preview to attach to a text, fetched by the gateway; the thumbnail is a JPEG. */
+export interface OutboundLinkPreview {
+  readonly url: string
+  readonly title: string | null
+  readonly description: string | null
+  readonly thumbnail: Uint8Array | null
+}
+
 export type OutboundContent =
-  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "text"; readonly text: string; readonly linkPreview?: OutboundLinkPreview | undefined }
   | { readonly type: "media"; readonly media: OutboundMedia }
+  | { readonly type: "location"; readonly location: Location }
+  /** vCards built by the gateway; one card, or several. */
+  | { readonly type: "contacts"; readonly contacts: ReadonlyArray<{ readonly name: string; readonly vcard: string }> }
+  /** The secret is chosen when the poll is accepted and kept, so a resend is the same poll. */
+  | { readonly type: "poll"; readonly poll: PollDefinition & { readonly secret: Uint8Array } }
 
 export interface SendCommand {
   /**
@@ -180,18 +220,14 @@ export interface SendCommand {
   readonly content: OutboundContent
   readonly quotedEngineMessageId?: string | undefined
   readonly mentions?: ReadonlyArray<string> | undefined
+  /** Marked as forwarded (the content is the forwarded message's). */
+  readonly forwarded?: boolean | undefined
 }
 
 /** Sets (or with `emoji` "" takes back) this session's reaction on a message of the chat. */
 export interface ReactCommand {
   readonly chatId: string
-  readonly target: {
-    readonly engineMessageId: string
-    /** Whether this session sent the message reacted to. */
-    readonly fromMe: boolean
-    /** Who wrote it, when it was received (in groups, the participant). */
-    readonly from: string
-  }
+  readonly target: MessageTarget
   readonly emoji: string
 }
 
@@ -210,6 +246,8 @@ export interface EngineConnection {
   readonly channels: ChannelOperations
   readonly labels: LabelOperations
   readonly contacts: ContactOperations
+  readonly messages: MessageActionOperations
+  readonly presence: PresenceOperations
 }
 
 export class Engine extends Context.Tag("switchboard/Engine")<Engine, {

@@ -5,6 +5,7 @@ import { ContactCheck } from "../domain/Contact.js"
 import { Conflict, EngineFailure, EngineTimeout, Forbidden, NotFound, NotSupported, ValidationFailed } from "../domain/Errors.js"
 import { Group, ParticipantAction, ParticipantResult } from "../domain/Group.js"
 import { Label } from "../domain/Label.js"
+import { MessageType } from "../domain/Message.js"
 import type { SessionStatus } from "../domain/Session.js"
 import type { EngineConnection, EngineError } from "./Engine.js"
 
@@ -27,6 +28,14 @@ const operation = <const Tag extends string, Payload extends Schema.Struct.Field
 ) => Rpc.make(tag, { payload, success, error: CallFailure })
 
 const groupId = { groupId: Schema.String }
+const MessageTarget = Schema.Struct({ engineMessageId: Schema.String, fromMe: Schema.Boolean, from: Schema.String })
+const targetInChat = { chatId: Schema.String, target: MessageTarget }
+const PollDefinition = Schema.Struct({
+  name: Schema.String,
+  options: Schema.Array(Schema.String),
+  selectableCount: Schema.Number,
+  secret: Schema.NullOr(Schema.Uint8ArrayFromBase64)
+})
 const channelId = { channelId: Schema.String }
 const chatLabel = { chatId: Schema.String, labelId: Schema.String }
 
@@ -61,15 +70,23 @@ export const EngineRpcs = RpcGroup.make(
   operation("ContactsCheck", { phones: Schema.Array(Schema.String) }, Schema.Array(ContactCheck)),
   operation("RequestPairingCode", { phoneNumber: Schema.String }, Schema.String),
   operation("MarkRead", { chatId: Schema.String, engineMessageIds: Schema.Array(Schema.String) }, Schema.Void),
+  operation("React", { ...targetInChat, emoji: Schema.String }, Schema.Void),
+  operation("MessageEdit", { ...targetInChat, type: MessageType, text: Schema.String }, Schema.Void),
+  operation("MessageRevoke", targetInChat, Schema.Void),
+  operation("MessageStar", { ...targetInChat, starred: Schema.Boolean }, Schema.Void),
+  operation("MessagePin", { ...targetInChat, pinned: Schema.Boolean, durationSeconds: Schema.Number }, Schema.Void),
+  operation("PollVote", { ...targetInChat, poll: PollDefinition, options: Schema.Array(Schema.String) }, Schema.Void),
   operation(
-    "React",
+    "PresenceSet",
     {
-      chatId: Schema.String,
-      target: Schema.Struct({ engineMessageId: Schema.String, fromMe: Schema.Boolean, from: Schema.String }),
-      emoji: Schema.String
+      command: Schema.Union(
+        Schema.Struct({ state: Schema.Literal("online", "offline") }),
+        Schema.Struct({ chatId: Schema.String, state: Schema.Literal("typing", "recording", "paused") })
+      )
     },
     Schema.Void
-  )
+  ),
+  operation("PresenceSubscribe", { chatId: Schema.String }, Schema.Void)
 )
 
 type EngineRpc = RpcGroup.Rpcs<typeof EngineRpcs>
@@ -133,7 +150,14 @@ const onConnection: ConnectionMethods = {
   ContactsCheck: (connection, { phones }) => connection.contacts.check(phones),
   RequestPairingCode: (connection, { phoneNumber }) => connection.requestPairingCode(phoneNumber),
   MarkRead: (connection, { chatId, engineMessageIds }) => connection.markRead(chatId, engineMessageIds),
-  React: (connection, command) => connection.react(command)
+  React: (connection, command) => connection.react(command),
+  MessageEdit: (connection, command) => connection.messages.edit(command),
+  MessageRevoke: (connection, { chatId, target }) => connection.messages.revoke(chatId, target),
+  MessageStar: (connection, { chatId, starred, target }) => connection.messages.star(chatId, target, starred),
+  MessagePin: (connection, command) => connection.messages.pin(command),
+  PollVote: (connection, command) => connection.messages.votePoll(command),
+  PresenceSet: (connection, { command }) => connection.presence.set(command),
+  PresenceSubscribe: (connection, { chatId }) => connection.presence.subscribe(chatId)
 }
 
 /** Runs the call on the connection. */

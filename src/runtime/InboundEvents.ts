@@ -1,7 +1,7 @@
 import { Clock, DateTime, Effect, Option } from "effect"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { mediaKey, MediaStore } from "./ports/MediaStore.js"
-import type { MediaRecord } from "./ports/store/MessageRepo.js"
+import { type MediaRecord, type MessageExtras, noExtras } from "./ports/store/MessageRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { Store, type Transactionally } from "./ports/store/Store.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
@@ -111,7 +111,8 @@ const storeInbound = (context: InboundContext, inbound: InboundMessage, transact
         batchId: null,
         timestamp: inbound.timestamp.toISOString(),
         createdAt: at,
-        updatedAt: at
+        updatedAt: at,
+        ...extrasOf(inbound)
       })
       // Whoever writes is someone the session knows (a channel is not a person).
       if (inbound.fromPhone !== null || inbound.fromLid !== null) {
@@ -120,6 +121,23 @@ const storeInbound = (context: InboundContext, inbound: InboundMessage, transact
       yield* announceReceived(sessionId, id, inbound)
     }))
   })
+
+/** What a received message carries besides text and media. */
+const extrasOf = (inbound: InboundMessage): MessageExtras => ({
+  ...noExtras,
+  location: inbound.location ?? null,
+  contacts: inbound.contacts ?? null,
+  poll: inbound.poll === undefined
+    ? null
+    : {
+      name: inbound.poll.name,
+      options: inbound.poll.options,
+      selectableCount: inbound.poll.selectableCount,
+      secret: inbound.poll.secret === null ? null : Buffer.from(inbound.poll.secret).toString("base64")
+    },
+  linkPreview: inbound.linkPreview ?? null,
+  forwarded: inbound.forwarded ?? false
+})
 
 /** Longest a received message's media may take to download before the message is stored without it. */
 const DOWNLOAD_TIMEOUT = "60 seconds"

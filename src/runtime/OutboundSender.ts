@@ -6,7 +6,8 @@ import type { MessageRepo } from "./ports/store/MessageRepo.js"
 import { Store } from "./ports/store/Store.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
-import { type EngineConnection, EngineError, type OutboundContent } from "./Engine.js"
+import { type EngineConnection, EngineError, type OutboundContent, type OutboundLinkPreview } from "./Engine.js"
+import { type LinkPreview, MediaKind, type MessageType } from "../domain/Message.js"
 import { makePacer } from "./Pacing.js"
 import { type PacingSettings } from "../domain/Settings.js"
 
@@ -20,6 +21,20 @@ export interface OutboundDeps {
   /** Kept at the number of sends in the lane (the one going out included), for a graceful shutdown. */
   readonly queuedSends: Ref.Ref<number>
 }
+
+const mediaTypes: ReadonlySet<MessageType> = new Set(MediaKind.literals)
+const isMediaType = (type: MessageType): type is MediaKind => mediaTypes.has(type)
+
+/** A stored preview as the engines take it (the thumbnail back to bytes). */
+const outboundPreview = (preview: LinkPreview | null): OutboundLinkPreview | undefined =>
+  preview === null
+    ? undefined
+    : {
+      url: preview.url,
+      title: preview.title,
+      description: preview.description,
+      thumbnail: preview.thumbnail === undefined ? null : Buffer.from(preview.thumbnail, "base64")
+    }
 
 /** Transient engine errors are retried a few times before the message is marked failed. */
 const transientRetry = Schedule.exponential("500 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
@@ -60,8 +75,19 @@ export const makeOutbound = (deps: OutboundDeps) =>
     /** What goes on the wire; media is read back from the media store (it survives restarts there). */
     const contentOf = (row: MessageRow): Effect.Effect<OutboundContent, EngineError> => {
       const { media } = row
-      if (row.type === "text" || row.type === "unknown" || row.type === "reaction" || media === null) {
-        return Effect.succeed({ type: "text", text: row.text ?? "" })
+      if (row.location !== null) return Effect.succeed({ type: "location", location: row.location })
+      if (row.contacts !== null) {
+        return Effect.succeed({ type: "contacts", contacts: row.contacts.map(({ name, vcard }) => ({ name, vcard })) })
+      }
+      if (row.poll !== null) {
+        const { name, options, secret, selectableCount } = row.poll
+        return Effect.succeed({
+          type: "poll",
+          poll: { name, options, selectableCount, secret: Buffer.from(secret ?? "", "base64") }
+        })
+      }
+      if (!isMediaType(row.type) || media === null) {
+        return Effect.succeed({ type: "text", text: row.text ?? "", linkPreview: outboundPreview(row.linkPreview) })
       }
       const kind = row.type
       return deps.mediaStore.read(mediaKey(row.sessionId, row.id)).pipe(
@@ -91,7 +117,8 @@ export const makeOutbound = (deps: OutboundDeps) =>
             chatId,
             content,
             quotedEngineMessageId: Option.getOrUndefined(Option.flatMapNullable(quoted, (q) => q.engineMessageId)),
-            mentions: mentions ?? undefined
+            mentions: mentions ?? undefined,
+            forwarded: row.value.forwarded
           })
         })
         const sent = yield* send.pipe(

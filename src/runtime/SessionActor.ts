@@ -134,6 +134,24 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         )
       )
 
+    const lookupPoll = (engineMessageId: string) =>
+      Effect.map(
+        untilStoreIsBack(messages.findByEngineId(sessionId, engineMessageId), "looking up a poll"),
+        Option.flatMap(({ chatId, from, fromMe, poll }) =>
+          poll === null
+            ? Option.none()
+            : Option.some({
+              chatId,
+              from,
+              fromMe,
+              name: poll.name,
+              options: poll.options,
+              selectableCount: poll.selectableCount,
+              secret: poll.secret === null ? null : Buffer.from(poll.secret, "base64")
+            })
+        )
+      )
+
     const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
     /** The status is written (with its event) before the actor goes on: it waits for the Store if need be. */
@@ -193,7 +211,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
           yield* untilStoreIsBack(sessions.findById(sessionId), "reading the session's proxy"),
           (row) => row.proxyUrl
         )
-        const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl, lookupSent }))
+        const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl, lookupSent, lookupPoll }))
         if (connected._tag === "Left") {
           const { code, message, transient } = connected.left
           return { reason: { kind: transient ? "retry" : "fatal", code, message }, reachedReady: false, wasHealthy: false } as const

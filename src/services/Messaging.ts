@@ -3,7 +3,15 @@ import type { StoreUnavailable } from "../domain/Errors.js"
 import { Clock, Context, DateTime, Effect, Layer, Option, type Stream } from "effect"
 import { mediaKey, MediaStore, type MediaStoreError } from "../runtime/ports/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../runtime/ports/store/BatchRepo.js"
-import type { MediaRecord, MessageRow } from "../runtime/ports/store/MessageRepo.js"
+import {
+  type MediaRecord,
+  type MessageExtras,
+  type MessageRow,
+  noExtras,
+  type SendOptions
+} from "../runtime/ports/store/MessageRepo.js"
+import { randomBytes } from "node:crypto"
+import { cardOf } from "../domain/vcard.js"
 import { MessageRepo } from "../runtime/ports/store/MessageRepo.js"
 import { Store } from "../runtime/ports/store/Store.js"
 import { SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
@@ -35,8 +43,12 @@ import type {
   ReactRequest,
   SendBulkRequest,
   SendMediaInput,
+  SendContactRequest,
+  SendLocationRequest,
+  SendPollRequest,
   SendResult,
-  SendTextRequest
+  SendTextRequest,
+  TypingMs
 } from "../domain/Message.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 import { acceptsSends } from "../domain/Session.js"
@@ -44,6 +56,10 @@ import { acceptsSends } from "../domain/Session.js"
 export interface MessagingService {
   /** Stores the message as `pending` and queues it with the session. 2xx means it is stored. */
   readonly sendText: (sessionId: string, request: SendTextRequest) => Effect.Effect<SendResult, NotFound | Conflict | StoreUnavailable>
+  readonly sendLocation: (sessionId: string, request: SendLocationRequest) => Effect.Effect<SendResult, NotFound | Conflict | StoreUnavailable>
+  /** The vCards are built from the fields given. */
+  readonly sendContact: (sessionId: string, request: SendContactRequest) => Effect.Effect<SendResult, NotFound | Conflict | StoreUnavailable>
+  readonly sendPoll: (sessionId: string, request: SendPollRequest) => Effect.Effect<SendResult, NotFound | Conflict | StoreUnavailable>
   /**
    * Takes in the media (fetched, size-capped, its type told from the bytes), keeps it in the
    * media store, then stores and queues the message like a text.
@@ -127,14 +143,18 @@ const make = Effect.gen(function*() {
     millis: number
   ): MessageRow => {
     const now = new Date(millis).toISOString()
+    const { extras, ...fields } = content
     return {
+      ...noExtras,
+      ...extras,
+      sendOptions: sendOptionsOf(request),
       id: uuidv7(millis),
       sessionId: session.id,
       chatId: request.chatId,
       from: session.phone === null ? "" : `${session.phone}@c.us`,
       to: request.chatId,
       fromMe: true,
-      ...content,
+      ...fields,
       status: "pending",
       ack: 0,
       error: null,
@@ -172,7 +192,8 @@ const make = Effect.gen(function*() {
       content: {
         type: input.kind,
         text: null,
-        caption: input.caption ?? null,
+        // A sticker has no caption: WhatsApp shows none.
+        caption: input.kind === "sticker" ? null : input.caption ?? null,
         media: {
           mimetype: media.mimetype,
           filename: input.filename ?? media.filename,
@@ -198,13 +219,19 @@ const make = Effect.gen(function*() {
       return { messageId: row.id as SendResult["messageId"], chatId: row.chatId, status: "pending" as const, timestamp: row.createdAt }
     })
 
-  const service: MessagingService = {
-    sendText: Effect.fn("Messaging.sendText")(function*(sessionId, request) {
+  /** A send whose content needs no intake: checked, stored `pending`, queued. */
+  const sendContent = (sessionId: string, request: OutboundAddressing, content: OutboundContentFields) =>
+    Effect.gen(function*() {
       const session = yield* sendingSession(sessionId)
       if (request.quotedMessageId !== undefined) yield* get(sessionId, request.quotedMessageId)
-      const row = outboundRow(session, request, textContent(request.text), null, yield* Clock.currentTimeMillis)
-      return yield* accept(row)
-    }),
+      return yield* accept(outboundRow(session, request, content, null, yield* Clock.currentTimeMillis))
+    })
+
+  const service: MessagingService = {
+    sendText: Effect.fn("Messaging.sendText")((sessionId, request) => sendContent(sessionId, request, textContent(request.text))),
+    sendLocation: Effect.fn("Messaging.sendLocation")((sessionId, request) => sendContent(sessionId, request, locationContent(request))),
+    sendContact: Effect.fn("Messaging.sendContact")((sessionId, request) => sendContent(sessionId, request, contactContent(request))),
+    sendPoll: Effect.fn("Messaging.sendPoll")((sessionId, request) => sendContent(sessionId, request, pollContent(request))),
     sendMedia: Effect.fn("Messaging.sendMedia")(function*(sessionId, input) {
       const session = yield* sendingSession(sessionId)
       if (input.quotedMessageId !== undefined) yield* get(sessionId, input.quotedMessageId)
@@ -251,12 +278,22 @@ const make = Effect.gen(function*() {
       // Every item's media is taken in before anything is stored: a batch is accepted whole or not at all.
       const items = yield* Effect.forEach(
         request.messages,
-        (item): Effect.Effect<{ readonly content: OutboundContentFields; readonly data: Uint8Array | null }, MediaRefusal> =>
-          item.type === "text"
-            ? Effect.succeed({ content: textContent(item.text), data: null })
-            : takeInMedia({ ...item, kind: item.type, source: item.media }),
+        (item): Effect.Effect<{ readonly content: OutboundContentFields; readonly data: Uint8Array | null }, MediaRefusal> => {
+          switch (item.type) {
+            case "text":
+              return Effect.succeed({ content: textContent(item.text), data: null })
+            case "location":
+              return Effect.succeed({ content: locationContent(item), data: null })
+            case "contact":
+              return Effect.succeed({ content: contactContent(item), data: null })
+            case "poll":
+              return Effect.succeed({ content: pollContent(item), data: null })
+            default:
+              return takeInMedia({ ...item, kind: item.type, source: item.media })
+          }
+        },
         // URL fetches wait on the network: a few at once. Anything else is CPU work, done in one go.
-        { concurrency: request.messages.some((item) => item.type !== "text" && "url" in item.media) ? 4 : 1 }
+        { concurrency: request.messages.some((item) => "media" in item && "url" in item.media) ? 4 : 1 }
       )
       const acceptedAt = yield* Clock.currentTimeMillis
       const rows = items.map(({ content }, i) => outboundRow(session, request.messages[i]!, content, batchId, acceptedAt))
@@ -299,11 +336,13 @@ const make = Effect.gen(function*() {
   return service
 })
 
-/** Who a send goes to, and what it quotes or mentions: the same for every kind of message. */
+/** Who a send goes to, what it quotes or mentions, and how it goes out: the same for every kind of message. */
 interface OutboundAddressing {
   readonly chatId: string
   readonly quotedMessageId?: string | undefined
   readonly mentions?: ReadonlyArray<string> | undefined
+  readonly typingMs?: TypingMs | undefined
+  readonly linkPreview?: boolean | undefined
 }
 
 interface OutboundContentFields {
@@ -311,7 +350,52 @@ interface OutboundContentFields {
   readonly text: string | null
   readonly caption: string | null
   readonly media: MediaRecord | null
+  readonly extras?: Partial<MessageExtras> | undefined
 }
+
+/** Kept on the row only when the caller asked for something other than the defaults. */
+const sendOptionsOf = ({ linkPreview, typingMs }: OutboundAddressing): SendOptions | null =>
+  typingMs === undefined && linkPreview === undefined ? null : { typingMs, linkPreview }
+
+const locationContent = (request: Omit<SendLocationRequest, "chatId">): OutboundContentFields => ({
+  type: "location",
+  text: null,
+  caption: null,
+  media: null,
+  extras: {
+    location: {
+      latitude: request.latitude,
+      longitude: request.longitude,
+      name: request.name ?? null,
+      address: request.address ?? null,
+      url: request.url ?? null
+    }
+  }
+})
+
+const contactContent = (request: Pick<SendContactRequest, "contacts">): OutboundContentFields => ({
+  type: "contact",
+  text: null,
+  caption: null,
+  media: null,
+  extras: { contacts: request.contacts.map(cardOf) }
+})
+
+/** The poll's secret is chosen now and kept: votes are encrypted with it, and a resend must be the same poll. */
+const pollContent = (request: Pick<SendPollRequest, "name" | "options" | "selectableCount">): OutboundContentFields => ({
+  type: "poll",
+  text: null,
+  caption: null,
+  media: null,
+  extras: {
+    poll: {
+      name: request.name,
+      options: request.options,
+      selectableCount: request.selectableCount ?? 1,
+      secret: randomBytes(32).toString("base64")
+    }
+  }
+})
 
 /** Why media was not taken in. */
 type MediaRefusal = ValidationFailed | PayloadTooLarge | UnsupportedMediaType

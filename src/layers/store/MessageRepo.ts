@@ -3,7 +3,14 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Array as Arr, Effect, Layer, Option } from "effect"
-import { ackOf, isStatusAdvance, type Message, type MessageFilter, type MessageStatus } from "../../domain/Message.js"
+import {
+  ackOf,
+  isStatusAdvance,
+  type LinkPreview,
+  type Message,
+  type MessageFilter,
+  type MessageStatus
+} from "../../domain/Message.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromCount, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import {
@@ -12,7 +19,8 @@ import {
   type MessageRecord,
   type ReactionRecord,
   toMessage,
-  toRecord
+  toRecord,
+  type VoteRecord
 } from "./messageRecords.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
@@ -40,10 +48,13 @@ export const SqlMessageRepo = Layer.effect(
           WHERE message_id IN ${sql.in(ids)}`
         const reactions = yield* sql<ReactionRecord>`SELECT message_id, from_id, emoji, at FROM message_reactions
           WHERE message_id IN ${sql.in(ids)}`
+        const votes = yield* sql<VoteRecord>`SELECT message_id, voter, options, at FROM poll_votes
+          WHERE message_id IN ${sql.in(ids)}`
         const historyOf = Arr.groupBy(history, (entry) => entry.message_id)
         const reactionsOf = Arr.groupBy(reactions, (reaction) => reaction.message_id)
+        const votesOf = Arr.groupBy(votes, (vote) => vote.message_id)
         return records.map((record) =>
-          toMessage(fromRecord(record), historyOf[record.id] ?? [], reactionsOf[record.id] ?? [])
+          toMessage(fromRecord(record), historyOf[record.id] ?? [], reactionsOf[record.id] ?? [], votesOf[record.id] ?? [])
         )
       })
 
@@ -198,7 +209,71 @@ export const SqlMessageRepo = Layer.effect(
       orStoreUnavailable
     )
 
+    /**
+     * The edit is a compare-and-set on the text just read (a concurrent edit makes us read
+     * again), so no earlier text is lost from `edits`.
+     */
+    const applyEdit = (id: string, text: string, at: string): Effect.Effect<Option.Option<string>, SqlError> =>
+      Effect.gen(function*() {
+        const current = yield* selectRow(sql`id = ${id}`)
+        if (Option.isNone(current) || current.value.revoked) return Option.none()
+        const { caption, edits, text: body } = current.value
+        const isText = body !== null
+        const previous = (isText ? body : caption) ?? ""
+        if (previous === text) return Option.none()
+        const history = toJsonColumn([...edits, { text: previous, at }])
+        const updated = isText
+          ? yield* sql<{ readonly id: string }>`UPDATE messages SET body = ${text}, edits = ${history}, edited_at = ${at},
+              updated_at = ${at} WHERE id = ${id} AND body = ${previous} RETURNING id`
+          : yield* sql<{ readonly id: string }>`UPDATE messages SET caption = ${text}, edits = ${history}, edited_at = ${at},
+              updated_at = ${at} WHERE id = ${id} AND COALESCE(caption, '') = ${previous} RETURNING id`
+        if (updated.length === 0) return yield* applyEdit(id, text, at)
+        return Option.some(previous)
+      })
+
+    const edit = Effect.fn("MessageRepo.edit")(applyEdit, sql.withTransaction, orStoreUnavailable)
+
+    const revoke = Effect.fn("MessageRepo.revoke")(
+      (id: string, at: string) =>
+        sql<{ readonly id: string }>`UPDATE messages SET revoked = 1, body = NULL, caption = NULL, media = NULL,
+          link_preview = NULL, updated_at = ${at} WHERE id = ${id} AND revoked = 0 RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0)
+        ),
+      orStoreUnavailable
+    )
+
+    const setFlag = Effect.fn("MessageRepo.setFlag")(
+      (id: string, flag: "starred" | "pinned", value: boolean, at: string) =>
+        sql<{ readonly id: string }>`UPDATE messages SET ${sql.literal(flag)} = ${toIntegerBoolean(value)}, updated_at = ${at}
+          WHERE id = ${id} AND ${sql.literal(flag)} <> ${toIntegerBoolean(value)} RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0)
+        ),
+      orStoreUnavailable
+    )
+
+    const setLinkPreview = Effect.fn("MessageRepo.setLinkPreview")(
+      (id: string, preview: LinkPreview, at: string) =>
+        sql`UPDATE messages SET link_preview = ${toJsonColumn(preview)}, updated_at = ${at} WHERE id = ${id}`.pipe(Effect.asVoid),
+      orStoreUnavailable
+    )
+
+    /** Votes can arrive out of order (a reconnect replays): an older one never replaces a newer one. */
+    const recordVote = Effect.fn("MessageRepo.recordVote")(
+      (messageId: string, voter: string, options: ReadonlyArray<string>, at: string) =>
+        sql<{ readonly message_id: string }>`INSERT INTO poll_votes
+          ${sql.insert({ message_id: messageId, voter, options: JSON.stringify(options), at })}
+          ON CONFLICT (message_id, voter) DO UPDATE SET options = excluded.options, at = excluded.at
+          WHERE poll_votes.at <= excluded.at AND poll_votes.options <> excluded.options
+          RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0)),
+      orStoreUnavailable
+    )
+
     return {
+      edit,
+      revoke,
+      setFlag,
+      setLinkPreview,
+      recordVote,
       insert,
       setReaction,
       reviseUnreadable,

@@ -8,6 +8,7 @@ import directory from "./migrations/0006_directory.js"
 import webhooks from "./migrations/0007_webhooks.js"
 import postgresTextOrder from "./migrations/0008_postgres_text_order.js"
 import keysAndAudit from "./migrations/0009_keys_and_audit.js"
+import messageSurface from "./migrations/0010_message_surface.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
@@ -24,7 +25,8 @@ export const migrations = Migrator.fromRecord({
   "0006_directory": directory,
   "0007_webhooks": webhooks,
   "0008_postgres_text_order": postgresTextOrder,
-  "0009_keys_and_audit": keysAndAudit
+  "0009_keys_and_audit": keysAndAudit,
+  "0010_message_surface": messageSurface
 })
 
 /**

@@ -168,11 +168,12 @@ export const SqlSessionRepo = Layer.effect(
       function*(id: string) {
         yield* sql`DELETE FROM message_status_history
           WHERE message_id IN (SELECT id FROM messages WHERE session_id = ${id})`
-        yield* sql`DELETE FROM message_reactions
-          WHERE message_id IN (SELECT id FROM messages WHERE session_id = ${id})`
+        for (const children of ["message_reactions", "poll_votes"]) {
+          yield* sql`DELETE FROM ${sql(children)} WHERE message_id IN (SELECT id FROM messages WHERE session_id = ${id})`
+        }
         yield* sql`DELETE FROM messages WHERE session_id = ${id}`
         yield* sql`DELETE FROM engine_auth WHERE session_id = ${id}`
-        for (const table of ["group_participants", "chat_groups", "channels", "chat_labels", "labels", "contacts"]) {
+        for (const table of ["group_participants", "chat_groups", "channels", "chat_labels", "labels", "contacts", "presence"]) {
           yield* sql`DELETE FROM ${sql(table)} WHERE session_id = ${id}`
         }
         yield* sql`DELETE FROM batches WHERE session_id = ${id}`

@@ -1,6 +1,23 @@
 import { MessageId, SessionId } from "../../domain/Ids.js"
-import { ackOf, Message, type MessageStatus, type MessageType, type Reaction } from "../../domain/Message.js"
-import type { MediaRecord, MessageError, MessageRow } from "../../runtime/ports/store/MessageRepo.js"
+import {
+  ackOf,
+  type ContactCard,
+  type Edit,
+  type LinkPreview,
+  type Location,
+  Message,
+  type MessageStatus,
+  type MessageType,
+  type PollResults,
+  type Reaction
+} from "../../domain/Message.js"
+import type {
+  MediaRecord,
+  MessageError,
+  MessageRow,
+  PollRecord,
+  SendOptions
+} from "../../runtime/ports/store/MessageRepo.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean, toJsonColumn } from "./columns.js"
 
 /**
@@ -29,6 +46,17 @@ export interface MessageRecord {
   readonly timestamp: string
   readonly created_at: string
   readonly updated_at: string
+  readonly location: string | null
+  readonly contacts: string | null
+  readonly poll: string | null
+  readonly link_preview: string | null
+  readonly forwarded: unknown
+  readonly edited_at: string | null
+  readonly edits: string | null
+  readonly revoked: unknown
+  readonly starred: unknown
+  readonly pinned: unknown
+  readonly send_options: string | null
 }
 
 export interface HistoryRecord {
@@ -41,6 +69,14 @@ export interface ReactionRecord {
   readonly message_id: string
   readonly from_id: string
   readonly emoji: string
+  readonly at: string
+}
+
+export interface VoteRecord {
+  readonly message_id: string
+  readonly voter: string
+  /** JSON: the options voted for. */
+  readonly options: string
   readonly at: string
 }
 
@@ -64,7 +100,18 @@ export const fromRecord = (record: MessageRecord): MessageRow => ({
   batchId: record.batch_id,
   timestamp: record.timestamp,
   createdAt: record.created_at,
-  updatedAt: record.updated_at
+  updatedAt: record.updated_at,
+  location: fromJsonColumn<Location>(record.location),
+  contacts: fromJsonColumn<ReadonlyArray<ContactCard>>(record.contacts),
+  poll: fromJsonColumn<PollRecord>(record.poll),
+  linkPreview: fromJsonColumn<LinkPreview>(record.link_preview),
+  forwarded: fromIntegerBoolean(record.forwarded),
+  editedAt: record.edited_at,
+  edits: fromJsonColumn<ReadonlyArray<Edit>>(record.edits) ?? [],
+  revoked: fromIntegerBoolean(record.revoked),
+  starred: fromIntegerBoolean(record.starred),
+  pinned: fromIntegerBoolean(record.pinned),
+  sendOptions: fromJsonColumn<SendOptions>(record.send_options)
 })
 
 export const toRecord = (row: MessageRow): MessageRecord => ({
@@ -87,7 +134,18 @@ export const toRecord = (row: MessageRow): MessageRecord => ({
   batch_id: row.batchId,
   timestamp: row.timestamp,
   created_at: row.createdAt,
-  updated_at: row.updatedAt
+  updated_at: row.updatedAt,
+  location: toJsonColumn(row.location),
+  contacts: toJsonColumn(row.contacts),
+  poll: toJsonColumn(row.poll),
+  link_preview: toJsonColumn(row.linkPreview),
+  forwarded: toIntegerBoolean(row.forwarded),
+  edited_at: row.editedAt,
+  edits: row.edits.length === 0 ? null : toJsonColumn(row.edits),
+  revoked: toIntegerBoolean(row.revoked),
+  starred: toIntegerBoolean(row.starred),
+  pinned: toIntegerBoolean(row.pinned),
+  send_options: toJsonColumn(row.sendOptions)
 })
 
 /**
@@ -103,10 +161,31 @@ const byTimeThenLifecycle = (a: HistoryRecord, b: HistoryRecord) =>
 const byTimeThenFrom = (a: ReactionRecord, b: ReactionRecord) =>
   a.at < b.at ? -1 : a.at > b.at ? 1 : a.from_id < b.from_id ? -1 : a.from_id > b.from_id ? 1 : 0
 
+/**
+ * A poll with its votes counted: each voter's latest choice (one row each), options in the
+ * poll's order; a voter whose choice is empty (withdrawn) counts for nothing.
+ */
+export const pollResults = (poll: PollRecord, votes: ReadonlyArray<VoteRecord>): PollResults => {
+  const choices = [...votes]
+    .sort((a, b) => (a.voter < b.voter ? -1 : a.voter > b.voter ? 1 : 0))
+    .map((vote) => ({ voter: vote.voter, options: new Set(JSON.parse(vote.options) as ReadonlyArray<string>) }))
+    .filter((choice) => choice.options.size > 0)
+  return {
+    name: poll.name,
+    selectableCount: poll.selectableCount,
+    options: poll.options.map((name) => {
+      const voters = choices.filter((choice) => choice.options.has(name)).map((choice) => choice.voter)
+      return { name, votes: voters.length, voters }
+    }),
+    totalVoters: choices.length
+  }
+}
+
 export const toMessage = (
   row: MessageRow,
   history: ReadonlyArray<HistoryRecord>,
-  reactions: ReadonlyArray<ReactionRecord> = []
+  reactions: ReadonlyArray<ReactionRecord> = [],
+  votes: ReadonlyArray<VoteRecord> = []
 ) =>
   new Message({
     id: MessageId.make(row.id),
@@ -128,5 +207,15 @@ export const toMessage = (
     quotedMessageId: row.quotedMessageId,
     batchId: row.batchId,
     reactions: [...reactions].sort(byTimeThenFrom).map((r): Reaction => ({ emoji: r.emoji, from: r.from_id, at: r.at })),
-    statusHistory: [...history].sort(byTimeThenLifecycle).map(({ at, status }) => ({ status, at }))
+    statusHistory: [...history].sort(byTimeThenLifecycle).map(({ at, status }) => ({ status, at })),
+    location: row.location,
+    contacts: row.contacts,
+    poll: row.poll === null ? null : pollResults(row.poll, votes),
+    linkPreview: row.linkPreview,
+    forwarded: row.forwarded,
+    editedAt: row.editedAt,
+    edits: row.edits,
+    revoked: row.revoked,
+    starred: row.starred,
+    pinned: row.pinned
   })

@@ -14,7 +14,9 @@ export const acceptedTypes = {
   // Not QuickTime (.mov): WhatsApp's apps convert it to MP4 before sending, and we don't transcode.
   video: ["video/mp4", "video/3gpp"],
   // Ogg only with Opus, the voice-note codec (Vorbis does not play); no WAV or FLAC.
-  audio: ["audio/ogg; codecs=opus", "audio/mpeg", "audio/mp4", "audio/aac", "audio/amr"]
+  audio: ["audio/ogg; codecs=opus", "audio/mpeg", "audio/mp4", "audio/aac", "audio/amr"],
+  // WebP goes as it is; the others are converted to a 512×512 WebP (see stickers.ts).
+  sticker: ["image/webp", "image/png", "image/jpeg", "image/gif"]
 } as const satisfies Record<Exclude<MediaKind, "document">, ReadonlyArray<string>>
 
 export interface MediaType {

@@ -1,3 +1,4 @@
+import { notYetMessages, notYetPresence } from "../notYetSupported.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import {
   type BaileysEventMap,
@@ -273,7 +274,9 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
       groups: makeGroupOperations(sock, groups, phoneOfLid),
       channels: makeChannelOperations(sock),
       labels: makeLabelOperations(sock, () => state.creds, labelRegistry),
-      contacts: makeContactOperations(sock)
+      contacts: makeContactOperations(sock),
+      messages: notYetMessages,
+      presence: notYetPresence
     } satisfies EngineConnection
   })
 

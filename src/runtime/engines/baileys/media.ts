@@ -17,6 +17,7 @@ import { engineErrorOf, statusCodeOf } from "./disconnect.js"
 export const contentOf = (content: OutboundContent, mentions: ReadonlyArray<string> | undefined): AnyMessageContent => {
   const mentioned = mentions === undefined || mentions.length === 0 ? {} : { mentions: [...mentions] }
   if (content.type === "text") return { text: content.text, ...mentioned }
+  if (content.type !== "media") throw new Error("not yet")
   const { caption, data, filename, kind, mimetype, ptt } = content.media
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
   const captioned = caption === null ? {} : { caption, ...mentioned }
@@ -29,6 +30,8 @@ export const contentOf = (content: OutboundContent, mentions: ReadonlyArray<stri
       return { audio: bytes, mimetype, ptt }
     case "document":
       return { document: bytes, mimetype, fileName: filename ?? "file", ...captioned }
+    case "sticker":
+      return { sticker: bytes, mimetype }
   }
 }
 

@@ -1,3 +1,4 @@
+import { notYetMessages, notYetPresence } from "../notYetSupported.js"
 import type { StoreUnavailable } from "../../../domain/Errors.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
@@ -83,7 +84,9 @@ const connect = (network: SandboxNetwork["Type"], { sessionId, auth }: ConnectOp
       groups: line.groups,
       channels: line.channels,
       labels: line.labels,
-      contacts: line.contacts
+      contacts: line.contacts,
+      messages: notYetMessages,
+      presence: notYetPresence
     } satisfies EngineConnection
   })
 

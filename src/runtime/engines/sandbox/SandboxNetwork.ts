@@ -140,6 +140,8 @@ const make = (options: SandboxNetworkOptions) =>
     const payloadOf = ({ content, engineMessageId }: SendCommand): Effect.Effect<Payload, EngineError> =>
       content.type === "text"
         ? Effect.succeed(content)
+        : content.type !== "media"
+        ? Effect.fail(new EngineError({ code: "NOT_SUPPORTED", message: "not yet", transient: false, refusal: "not_supported" }))
         : Effect.map(mediaServer.upload(engineMessageId, content.media), (media) => ({
           type: "media",
           kind: content.media.kind,

@@ -1,6 +1,17 @@
 import { Context, type Effect, type Option } from "effect"
 import type { StoreUnavailable } from "../../../domain/Errors.js"
-import type { Message, MessageFilter, MessageMedia, MessageStatus, MessageType } from "../../../domain/Message.js"
+import type {
+  ContactCard,
+  Edit,
+  LinkPreview,
+  Location,
+  Message,
+  MessageFilter,
+  MessageMedia,
+  MessageStatus,
+  MessageType,
+  TypingMs
+} from "../../../domain/Message.js"
 import type { Page, PageRequest } from "../../../domain/Pagination.js"
 
 /** What the runtime works with: a message as stored (see `messageRecords` for the table's shape). */
@@ -15,7 +26,52 @@ export interface MediaRecord extends MessageMedia {
   readonly stored: boolean
 }
 
-export interface MessageRow {
+/** A poll as stored: its definition, the secret base64 (null for a received poll without one). */
+export interface PollRecord {
+  readonly name: string
+  readonly options: ReadonlyArray<string>
+  readonly selectableCount: number
+  readonly secret: string | null
+}
+
+/** How a send is to go out (outbound messages only). */
+export interface SendOptions {
+  readonly typingMs?: TypingMs | undefined
+  /** False when the caller asked for no link preview (default: a text's first URL gets one). */
+  readonly linkPreview?: boolean | undefined
+}
+
+/** What a message carries besides text and media; all null/false/empty for a plain message. */
+export interface MessageExtras {
+  readonly location: Location | null
+  readonly contacts: ReadonlyArray<ContactCard> | null
+  readonly poll: PollRecord | null
+  readonly linkPreview: LinkPreview | null
+  readonly forwarded: boolean
+  readonly editedAt: string | null
+  /** Earlier texts (or captions), oldest first. */
+  readonly edits: ReadonlyArray<Edit>
+  readonly revoked: boolean
+  readonly starred: boolean
+  readonly pinned: boolean
+  readonly sendOptions: SendOptions | null
+}
+
+export const noExtras: MessageExtras = {
+  location: null,
+  contacts: null,
+  poll: null,
+  linkPreview: null,
+  forwarded: false,
+  editedAt: null,
+  edits: [],
+  revoked: false,
+  starred: false,
+  pinned: false,
+  sendOptions: null
+}
+
+export interface MessageRow extends MessageExtras {
   readonly id: string
   readonly sessionId: string
   readonly chatId: string
@@ -58,4 +114,18 @@ export class MessageRepo extends Context.Tag("switchboard/MessageRepo")<MessageR
   readonly listUnsent: (sessionId: string) => Effect.Effect<MessageRow[], StoreUnavailable>
   readonly countUnsent: (sessionIds: readonly string[]) => Effect.Effect<number, StoreUnavailable>
   readonly countBySession: (sessionId: string) => Effect.Effect<number, StoreUnavailable>
+  /**
+   * Replaces the text (or the caption, for media) with `text`, keeping the one it replaces in
+   * `edits`; the replaced text, or none when the message is unknown, revoked, or already says that.
+   */
+  readonly edit: (id: string, text: string, at: string) => Effect.Effect<Option.Option<string>, StoreUnavailable>
+  /** Marks a message revoked and clears its text, caption and media; false when it already was. */
+  readonly revoke: (id: string, at: string) => Effect.Effect<boolean, StoreUnavailable>
+  readonly setFlag: (id: string, flag: "starred" | "pinned", value: boolean, at: string) => Effect.Effect<boolean, StoreUnavailable>
+  readonly setLinkPreview: (id: string, preview: LinkPreview, at: string) => Effect.Effect<void, StoreUnavailable>
+  /**
+   * Records `voter`'s whole choice on a poll (empty: withdrawn), unless a later vote of theirs
+   * is already recorded; false when nothing changed.
+   */
+  readonly recordVote: (messageId: string, voter: string, options: ReadonlyArray<string>, at: string) => Effect.Effect<boolean, StoreUnavailable>
 }>() {}
