@@ -27,7 +27,7 @@ const paddedJson = (value: unknown, size: number) => {
 describe("request body limits", () => {
   const gateway = useGateway({
     bodyMaxBytes: BODY_MAX,
-    media: { url: Option.none(), maxBytes: MEDIA_MAX, allowPrivate: true, fetchTimeout: Duration.seconds(5), incoming: "store" }
+    media: { url: Option.none(), maxBytes: MEDIA_MAX, allowPrivate: true, fetchTimeout: Duration.seconds(5), incoming: "store", keepRevoked: false }
   })
   let sessionId = ""
   beforeAll(async () => {

@@ -46,7 +46,7 @@ describe("inbound messages from an engine", () => {
         yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
         const context: InboundContext = {
           sessionId: "s1",
-          media: { incoming: "store", maxBytes: 1024 },
+          media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
           downloadMedia: () => Effect.die("no media in this test"),
           setStatus: () => Effect.void,
           showQr: () => Effect.void,
@@ -81,7 +81,7 @@ describe("inbound messages from an engine", () => {
         const downloads: Array<unknown> = []
         const context: InboundContext = {
           sessionId: "s1",
-          media: { incoming: "store", maxBytes: 10 },
+          media: { incoming: "store", maxBytes: 10, keepRevoked: false },
           downloadMedia: (media) =>
             Effect.suspend(() => {
               downloads.push(media.ref)

@@ -17,6 +17,7 @@ const mediaSettings = (overrides: Partial<MediaSettings> = {}): MediaSettings =>
   allowPrivate: true,
   fetchTimeout: Duration.seconds(5),
   incoming: "store",
+  keepRevoked: false,
   ...overrides
 })
 

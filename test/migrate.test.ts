@@ -25,7 +25,7 @@ const withGateway = async <A>(databaseUrl: string, mediaUrl: string, dataDir: st
     const gateway = await Effect.runPromise(Scope.extend(startGateway({
       dataDir,
       databaseUrl,
-      media: { url: Option.some(mediaUrl), maxBytes: 1024 * 1024, allowPrivate: false, fetchTimeout: Duration.seconds(5), incoming: "store" }
+      media: { url: Option.some(mediaUrl), maxBytes: 1024 * 1024, allowPrivate: false, fetchTimeout: Duration.seconds(5), incoming: "store", keepRevoked: false }
     }), scope))
     return await use(gateway)
   } finally {

@@ -32,7 +32,7 @@ const download = async (gateway: TestGateway, route: string) => {
 
 describe.skipIf(skip !== undefined)("the gateway with MEDIA_URL=s3://…", () => {
   const gateway = useGateway({
-    media: { url: Option.some(mediaUrl), maxBytes: 32 * 1024 * 1024, allowPrivate: true, fetchTimeout: Duration.seconds(5), incoming: "store" }
+    media: { url: Option.some(mediaUrl), maxBytes: 32 * 1024 * 1024, allowPrivate: true, fetchTimeout: Duration.seconds(5), incoming: "store", keepRevoked: false }
   })
   let client: S3Client
   let alpha: { id: string; phone: string }

@@ -71,7 +71,8 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
     ),
     allowPrivate: Config.boolean("MEDIA_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
     fetchTimeout: millis("MEDIA_FETCH_TIMEOUT_MS", 30_000),
-    incoming: Config.literal("store", "skip")("INCOMING_MEDIA").pipe(Config.withDefault("store" as const))
+    incoming: Config.literal("store", "skip")("INCOMING_MEDIA").pipe(Config.withDefault("store" as const)),
+    keepRevoked: Config.boolean("KEEP_REVOKED_MEDIA").pipe(Config.withDefault(false))
   }),
   webhooks: Config.all({
     timeout: millis("WEBHOOK_TIMEOUT_MS", 10_000),

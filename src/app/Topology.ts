@@ -40,7 +40,7 @@ export const topologyFromSettings = (settings: Settings) => {
   const actorSettings: ActorSettings = {
     reconnect: settings.reconnect,
     pacing: settings.pacing,
-    media: { incoming: settings.media.incoming, maxBytes: settings.media.maxBytes }
+    media: { incoming: settings.media.incoming, maxBytes: settings.media.maxBytes, keepRevoked: settings.media.keepRevoked }
   }
   if (!settings.cluster.enabled) {
     return {

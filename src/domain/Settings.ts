@@ -58,6 +58,8 @@ export interface MediaSettings {
   readonly fetchTimeout: Duration.Duration
   /** Incoming media: download and keep it (`store`), or keep only what it is (`skip`). */
   readonly incoming: "store" | "skip"
+  /** Keep the bytes of a message's media when the message is deleted for everyone (`KEEP_REVOKED_MEDIA`). */
+  readonly keepRevoked: boolean
 }
 
 export interface WebhookSettings {

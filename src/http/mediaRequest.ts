@@ -4,7 +4,7 @@ import { Chunk, Effect, Option, ParseResult, Schema, type Scope, Stream } from "
 import * as fs from "node:fs/promises"
 import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../domain/Errors.js"
 import { ChatIdFromInput } from "../domain/Ids.js"
-import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest } from "../domain/Message.js"
+import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest, type TypingMs } from "../domain/Message.js"
 import { describeIssues, multipartReason } from "./ErrorResponses.js"
 import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js"
 
@@ -22,7 +22,11 @@ const MediaForm = Schema.Struct({
   caption: SendMediaRequest.fields.caption,
   filename: SendMediaRequest.fields.filename,
   quotedMessageId: SendMediaRequest.fields.quotedMessageId,
-  ptt: Schema.optional(Schema.Literal("true", "false"))
+  ptt: Schema.optional(Schema.Literal("true", "false")),
+  typingMs: Schema.optional(Schema.Union(
+    Schema.Literal("auto"),
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 30_000, { message: () => "typingMs must be 0 to 30000, or \"auto\"" }))
+  ))
 })
 
 export const SendMediaForm = HttpApiSchema.Multipart(MediaForm)
@@ -110,6 +114,7 @@ const toInput = (
     readonly quotedMessageId?: string | undefined
     readonly ptt?: boolean | undefined
     readonly mentions?: ReadonlyArray<string> | undefined
+    readonly typingMs?: TypingMs | undefined
   },
   source: MediaSource
 ): SendMediaInput => ({
@@ -120,7 +125,8 @@ const toInput = (
   filename: payload.filename,
   ptt: payload.ptt,
   quotedMessageId: payload.quotedMessageId,
-  mentions: payload.mentions
+  mentions: payload.mentions,
+  typingMs: payload.typingMs
 })
 
 /** The send, from whichever body the caller chose; any other content type is a 415. */

@@ -16,6 +16,8 @@ import type { EngineError, EngineEvent, InboundMedia, InboundMessage, InboundRea
 export interface IncomingMediaSettings {
   readonly incoming: "store" | "skip"
   readonly maxBytes: number
+  /** Keep the bytes of media whose message was deleted for everyone. */
+  readonly keepRevoked: boolean
 }
 
 export interface InboundContext {
