@@ -9,6 +9,7 @@ import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
 import { uuidv7 } from "../domain/uuidv7.js"
 import type { LastError, SessionStatus } from "../domain/Session.js"
+import { applyEdit, applyPin, applyPollVote, applyPresence, applyRevoke } from "./InboundChanges.js"
 import { applyGroupChange, applyLabelChange, recordContacts } from "./DirectoryEvents.js"
 import type { EngineError, EngineEvent, InboundMedia, InboundMessage, InboundReaction } from "./Engine.js"
 
@@ -53,6 +54,16 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
         return yield* storeInbound(context, event.message, transactionally)
       case "ReactionReceived":
         return yield* transactionally(storeReaction(context.sessionId, event.reaction))
+      case "MessageEdited":
+        return yield* transactionally(applyEdit(context.sessionId, event.edit))
+      case "MessageRevoked":
+        return yield* transactionally(applyRevoke(context.sessionId, event.revoke, context.media.keepRevoked))
+      case "PollVoteReceived":
+        return yield* transactionally(applyPollVote(context.sessionId, event.vote))
+      case "MessagePinned":
+        return yield* applyPin(context.sessionId, event.pin)
+      case "PresenceUpdated":
+        return yield* transactionally(applyPresence(context.sessionId, event.presence))
       case "GroupChanged":
         return yield* transactionally(applyGroupChange(context.sessionId, event.change))
       case "LabelChanged":

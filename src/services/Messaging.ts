@@ -3,15 +3,16 @@ import type { StoreUnavailable } from "../domain/Errors.js"
 import { Clock, Context, DateTime, Effect, Layer, Option, type Stream } from "effect"
 import { mediaKey, MediaStore, type MediaStoreError } from "../runtime/ports/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../runtime/ports/store/BatchRepo.js"
+import { type MediaRecord, type MessageRow, noExtras } from "../runtime/ports/store/MessageRepo.js"
 import {
-  type MediaRecord,
-  type MessageExtras,
-  type MessageRow,
-  noExtras,
-  type SendOptions
-} from "../runtime/ports/store/MessageRepo.js"
-import { randomBytes } from "node:crypto"
-import { cardOf } from "../domain/vcard.js"
+  contactContent,
+  locationContent,
+  type OutboundAddressing,
+  type OutboundContentFields,
+  pollContent,
+  sendOptionsOf,
+  textContent
+} from "./outboundContent.js"
 import { MessageRepo } from "../runtime/ports/store/MessageRepo.js"
 import { Store } from "../runtime/ports/store/Store.js"
 import { SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
@@ -39,7 +40,6 @@ import type {
   Message,
   MessageFilter,
   MessageStatus,
-  MessageType,
   ReactRequest,
   SendBulkRequest,
   SendMediaInput,
@@ -47,8 +47,7 @@ import type {
   SendLocationRequest,
   SendPollRequest,
   SendResult,
-  SendTextRequest,
-  TypingMs
+  SendTextRequest
 } from "../domain/Message.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 import { acceptsSends } from "../domain/Session.js"
@@ -336,71 +335,9 @@ const make = Effect.gen(function*() {
   return service
 })
 
-/** Who a send goes to, what it quotes or mentions, and how it goes out: the same for every kind of message. */
-interface OutboundAddressing {
-  readonly chatId: string
-  readonly quotedMessageId?: string | undefined
-  readonly mentions?: ReadonlyArray<string> | undefined
-  readonly typingMs?: TypingMs | undefined
-  readonly linkPreview?: boolean | undefined
-}
-
-interface OutboundContentFields {
-  readonly type: MessageType
-  readonly text: string | null
-  readonly caption: string | null
-  readonly media: MediaRecord | null
-  readonly extras?: Partial<MessageExtras> | undefined
-}
-
-/** Kept on the row only when the caller asked for something other than the defaults. */
-const sendOptionsOf = ({ linkPreview, typingMs }: OutboundAddressing): SendOptions | null =>
-  typingMs === undefined && linkPreview === undefined ? null : { typingMs, linkPreview }
-
-const locationContent = (request: Omit<SendLocationRequest, "chatId">): OutboundContentFields => ({
-  type: "location",
-  text: null,
-  caption: null,
-  media: null,
-  extras: {
-    location: {
-      latitude: request.latitude,
-      longitude: request.longitude,
-      name: request.name ?? null,
-      address: request.address ?? null,
-      url: request.url ?? null
-    }
-  }
-})
-
-const contactContent = (request: Pick<SendContactRequest, "contacts">): OutboundContentFields => ({
-  type: "contact",
-  text: null,
-  caption: null,
-  media: null,
-  extras: { contacts: request.contacts.map(cardOf) }
-})
-
-/** The poll's secret is chosen now and kept: votes are encrypted with it, and a resend must be the same poll. */
-const pollContent = (request: Pick<SendPollRequest, "name" | "options" | "selectableCount">): OutboundContentFields => ({
-  type: "poll",
-  text: null,
-  caption: null,
-  media: null,
-  extras: {
-    poll: {
-      name: request.name,
-      options: request.options,
-      selectableCount: request.selectableCount ?? 1,
-      secret: randomBytes(32).toString("base64")
-    }
-  }
-})
-
 /** Why media was not taken in. */
 type MediaRefusal = ValidationFailed | PayloadTooLarge | UnsupportedMediaType
 
-const textContent = (text: string): OutboundContentFields => ({ type: "text", text, caption: null, media: null })
 
 const mediaNotFound = (messageId: string, media: MediaRecord | null) =>
   new NotFound({

@@ -11,6 +11,7 @@ import { SqlEventRepo } from "./EventRepo.js"
 import { SqlGroupRepo } from "./GroupRepo.js"
 import { SqlLabelRepo } from "./LabelRepo.js"
 import { SqlMessageRepo } from "./MessageRepo.js"
+import { SqlPresenceRepo } from "./PresenceRepo.js"
 import { SqlSessionRepo } from "./SessionRepo.js"
 import { SqlWebhookRepo } from "./WebhookRepo.js"
 
@@ -25,6 +26,7 @@ export * from "./EventRepo.js"
 export * from "./GroupRepo.js"
 export * from "./LabelRepo.js"
 export * from "./MessageRepo.js"
+export * from "./PresenceRepo.js"
 export * from "./Migrations.js"
 export * from "./SessionRepo.js"
 export * from "./WebhookRepo.js"
@@ -38,6 +40,7 @@ export const RepositoriesLive = Layer.mergeAll(
   SqlSessionRepo,
   SqlAuthRepo,
   SqlMessageRepo,
+  SqlPresenceRepo,
   SqlBatchRepo,
   SqlApiKeyRepo,
   SqlAuditRepo,
