@@ -23,6 +23,8 @@ import { Health } from "../services/Health.js"
 import { MediaIntake } from "../services/MediaIntake.js"
 import { Metrics } from "../runtime/Metrics.js"
 import { Messaging } from "../services/Messaging.js"
+import { MessageActions } from "../services/MessageActions.js"
+import { PresenceTracker } from "../services/PresenceTracker.js"
 import { Sessions } from "../services/Sessions.js"
 import { AppSettings, type Settings } from "../domain/Settings.js"
 import { MediaStore } from "../runtime/ports/MediaStore.js"
@@ -70,6 +72,8 @@ export const SwitchboardCore = <EngineOut, E, R>(
   const services = Layer.mergeAll(
     Sessions.layer,
     Messaging.layer,
+    MessageActions.layer,
+    PresenceTracker.layer,
     Groups.layer,
     Channels.layer,
     Labels.layer,

@@ -14,6 +14,9 @@ import {
   ReactRequest,
   ReactResult,
   SendBulkRequest,
+  SendContactRequest,
+  SendLocationRequest,
+  SendPollRequest,
   SendResult,
   SendTextRequest
 } from "../domain/Message.js"
@@ -36,6 +39,7 @@ import { MetricsGroup } from "./MetricsApi.js"
 import { ApiKeysGroup, AuditGroup } from "./SecurityApi.js"
 import { LiveEventsGroup, WebhooksGroup } from "./WebhooksApi.js"
 import { ListBody, PageParams } from "./Pagination.js"
+import { MessageActionsGroup, PresenceGroup } from "./MessageActionsApi.js"
 
 /**
  * The REST contract, declared apart from its handlers. Typed clients
@@ -110,6 +114,19 @@ const mediaSend = <const Name extends string>(name: Name, path: `/sessions/:sess
     .addError(wireError(ServiceUnavailable))
     .annotate(OpenApi.Description, `Sends ${what}. The type is told from the bytes; MEDIA_MAX_BYTES caps the size (413).`)
 
+/** A send whose body is JSON only: 201 when stored and queued. */
+const contentSend = <const Name extends string, A, I>(
+  name: Name,
+  path: `/sessions/:sessionId/messages/send-${string}`,
+  payload: Schema.Schema<A, I>,
+  what: string
+) =>
+  HttpApiEndpoint.post(name, path).annotate(RequiredRole, "operator")
+    .setPath(sessionPath)
+    .setPayload(payload)
+    .addSuccess(SendResult, { status: 201 })
+    .annotate(OpenApi.Description, `Sends ${what}.`)
+
 const AnyBytes = Schema.Uint8ArrayFromSelf.pipe(
   HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "application/octet-stream" })
 )
@@ -125,6 +142,24 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
   .add(mediaSend("sendVideo", "/sessions/:sessionId/messages/send-video", "a video (MP4 or 3GP)"))
   .add(mediaSend("sendAudio", "/sessions/:sessionId/messages/send-audio", "an audio, or a voice note with ptt"))
   .add(mediaSend("sendDocument", "/sessions/:sessionId/messages/send-document", "a document of any type"))
+  .add(mediaSend(
+    "sendSticker",
+    "/sessions/:sessionId/messages/send-sticker",
+    "a sticker: a WebP as it is, or a PNG, JPEG or GIF converted to a 512×512 WebP"
+  ))
+  .add(contentSend("sendLocation", "/sessions/:sessionId/messages/send-location", SendLocationRequest, "a location pin"))
+  .add(contentSend(
+    "sendContact",
+    "/sessions/:sessionId/messages/send-contact",
+    SendContactRequest,
+    "1 to 20 contact cards; the vCards are built from the fields"
+  ))
+  .add(contentSend(
+    "sendPoll",
+    "/sessions/:sessionId/messages/send-poll",
+    SendPollRequest,
+    "a poll of 2 to 12 unique options (selectableCount: how many a voter may pick, default 1); votes come as poll.vote events"
+  ))
   .add(
     HttpApiEndpoint.post("react", "/sessions/:sessionId/messages/react").annotate(RequiredRole, "operator")
       .setPath(sessionPath)
@@ -178,6 +213,8 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .add(HealthGroup)
   .add(SessionsGroup)
   .add(MessagesGroup)
+  .add(MessageActionsGroup)
+  .add(PresenceGroup)
   .add(GroupsGroup)
   .add(ChannelsGroup)
   .add(LabelsGroup)

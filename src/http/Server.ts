@@ -30,6 +30,7 @@ import { MetricsHandlers } from "./handlers/Metrics.js"
 import { ApiKeysHandlers, AuditHandlers } from "./handlers/Security.js"
 import { LiveEventsHandlers, WebhooksHandlers } from "./handlers/Webhooks.js"
 import { MessagesHandlers } from "./handlers/Messages.js"
+import { MessageActionsHandlers, PresenceHandlers } from "./handlers/MessageActions.js"
 import { SessionsHandlers } from "./handlers/Sessions.js"
 
 /** The API with every handler; needs the services (Sessions, Messaging, ApiKeys, Health). */
@@ -38,6 +39,8 @@ export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
     HealthHandlers,
     SessionsHandlers,
     MessagesHandlers,
+    MessageActionsHandlers,
+    PresenceHandlers,
     GroupsHandlers,
     ChannelsHandlers,
     LabelsHandlers,

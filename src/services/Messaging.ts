@@ -36,6 +36,7 @@ import { uuidv7 } from "../domain/uuidv7.js"
 import { MediaIntake } from "./MediaIntake.js"
 import type {
   Batch,
+  ForwardRequest,
   MarkReadRequest,
   Message,
   MessageFilter,
@@ -66,6 +67,13 @@ export interface MessagingService {
   readonly sendMedia: (sessionId: string, input: SendMediaInput) => Effect.Effect<
     SendResult,
     NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
+  /**
+   * Sends a message of the session again (to any chat), marked forwarded; its media is copied
+   * from the media store, not fetched again.
+   */
+  readonly forward: (sessionId: string, messageId: string, request: ForwardRequest) => Effect.Effect<
+    SendResult,
+    NotFound | Conflict | ServiceUnavailable | StoreUnavailable>
   /**
    * The bytes of a message's media, sent or received, with what they are: streamed from the
    * media store as they are read (a failure mid-stream ends the stream with the error).
@@ -226,6 +234,31 @@ const make = Effect.gen(function*() {
       return yield* accept(outboundRow(session, request, content, null, yield* Clock.currentTimeMillis))
     })
 
+  /** What a forward of `original` carries: the same content, marked forwarded (a poll gets its own secret). */
+  const forwardedContent = (original: MessageRow) =>
+    Effect.gen(function*() {
+      const refuse = (message: string) => Effect.fail(new Conflict({ code: "FORWARD_NOT_ALLOWED", message }))
+      if (original.revoked) return yield* refuse("a deleted message cannot be forwarded")
+      if (original.type === "unknown" || original.type === "reaction") return yield* refuse(`a message of type ${original.type} cannot be forwarded`)
+      const { media } = original
+      const data = media === null ? null : yield* Effect.flatMap(
+        media.stored ? mediaStore.read(mediaKey(original.sessionId, original.id)).pipe(Effect.catchAll(mediaUnavailable)) : Effect.succeedNone,
+        Option.match({
+          onNone: () => refuse("the media of this message was not kept, so it cannot be forwarded"),
+          onSome: Effect.succeed
+        })
+      )
+      const poll = original.poll === null ? null : (pollContent(original.poll).extras?.poll ?? null)
+      const content: OutboundContentFields = {
+        type: original.type,
+        text: original.text,
+        caption: original.caption,
+        media,
+        extras: { location: original.location, contacts: original.contacts, poll, linkPreview: original.linkPreview, forwarded: true }
+      }
+      return { content, data }
+    })
+
   const service: MessagingService = {
     sendText: Effect.fn("Messaging.sendText")((sessionId, request) => sendContent(sessionId, request, textContent(request.text))),
     sendLocation: Effect.fn("Messaging.sendLocation")((sessionId, request) => sendContent(sessionId, request, locationContent(request))),
@@ -237,6 +270,15 @@ const make = Effect.gen(function*() {
       const { content, data } = yield* takeInMedia(input)
       const row = outboundRow(session, input, content, null, yield* Clock.currentTimeMillis)
       yield* keepMedia([{ row, data }])
+      return yield* accept(row)
+    }),
+    forward: Effect.fn("Messaging.forward")(function*(sessionId, messageId, request) {
+      const session = yield* sendingSession(sessionId)
+      const original = Option.filter(yield* messages.findRow(messageId), (row) => row.sessionId === sessionId)
+      if (Option.isNone(original)) return yield* messageNotFound(messageId)
+      const { content, data } = yield* forwardedContent(original.value)
+      const row = outboundRow(session, request, content, null, yield* Clock.currentTimeMillis)
+      if (data !== null) yield* keepMedia([{ row, data }])
       return yield* accept(row)
     }),
     getMedia: Effect.fn("Messaging.getMedia")(function*(sessionId, messageId) {

@@ -29,6 +29,10 @@ export const MessagesHandlers = HttpApiBuilder.group(SwitchboardApi, "messages",
       .handleRaw("sendVideo", answeringStoreOutage(sendMedia("video")))
       .handleRaw("sendAudio", answeringStoreOutage(sendMedia("audio")))
       .handleRaw("sendDocument", answeringStoreOutage(sendMedia("document")))
+      .handleRaw("sendSticker", answeringStoreOutage(sendMedia("sticker")))
+      .handle("sendLocation", answeringStoreOutage(({ path, payload }) => messaging.sendLocation(path.sessionId, payload)))
+      .handle("sendContact", answeringStoreOutage(({ path, payload }) => messaging.sendContact(path.sessionId, payload)))
+      .handle("sendPoll", answeringStoreOutage(({ path, payload }) => messaging.sendPoll(path.sessionId, payload)))
       .handle("react", answeringStoreOutage(({ path, payload }) => messaging.react(path.sessionId, payload)))
       .handleRaw("getMedia", answeringStoreOutage(({ path }) =>
         Effect.map(messaging.getMedia(path.sessionId, path.messageId), ({ filename, mimetype, size, stream }) =>

@@ -1,0 +1,109 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ServiceUnavailable } from "../domain/Errors.js"
+import { ChatIdFromInput } from "../domain/Ids.js"
+import {
+  DeleteScope,
+  EditRequest,
+  ForwardRequest,
+  Message,
+  PinRequest,
+  PollResults,
+  PollVoteRequest,
+  PollVoteResult,
+  Presence,
+  PresenceSubscribeRequest,
+  SendResult,
+  SetPresenceRequest,
+  StarRequest
+} from "../domain/Message.js"
+import { Authentication } from "./Authentication.js"
+import { RequiredRole } from "./Endpoints.js"
+import { wireError } from "./wireError.js"
+
+/** The contract's actions on messages already in a chat, and presence (their groups of SwitchboardApi in ./Api.ts). */
+
+const sessionPath = Schema.Struct({ sessionId: Schema.String })
+const messagePath = Schema.Struct({ sessionId: Schema.String, messageId: Schema.String })
+const messageRoute = "/sessions/:sessionId/messages/:messageId"
+
+export class MessageActionsGroup extends HttpApiGroup.make("messageActions")
+  .add(
+    HttpApiEndpoint.post("forward", `${messageRoute}/forward`).annotate(RequiredRole, "operator")
+      .setPath(messagePath)
+      .setPayload(ForwardRequest)
+      .addSuccess(SendResult, { status: 201 })
+      .addError(wireError(ServiceUnavailable))
+      .annotate(OpenApi.Description, "Sends the message again to a chat, marked forwarded: a new message (media copied, not fetched again).")
+  )
+  .add(
+    HttpApiEndpoint.put("edit", messageRoute).annotate(RequiredRole, "operator")
+      .setPath(messagePath)
+      .setPayload(EditRequest)
+      .addSuccess(Message)
+      .annotate(
+        OpenApi.Description,
+        "Edits the text (or caption) of a message this session sent, within 15 minutes (409 EDIT_NOT_ALLOWED otherwise). The previous text is kept in `edits`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("remove", messageRoute).annotate(RequiredRole, "operator")
+      .setPath(messagePath)
+      .setUrlParams(Schema.Struct({ for: Schema.optional(DeleteScope) }))
+      .addSuccess(Message)
+      .annotate(
+        OpenApi.Description,
+        "Deletes a message. `for=everyone` (the default for own messages) deletes it in the chat, within about 2 days (409 REVOKE_NOT_ALLOWED otherwise); `for=me` (the default for others' messages) hides it here only."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("star", `${messageRoute}/star`).annotate(RequiredRole, "operator")
+      .setPath(messagePath)
+      .setPayload(StarRequest)
+      .addSuccess(Message)
+  )
+  .add(
+    HttpApiEndpoint.post("pin", `${messageRoute}/pin`).annotate(RequiredRole, "operator")
+      .setPath(messagePath)
+      .setPayload(PinRequest)
+      .addSuccess(Message)
+  )
+  .add(
+    HttpApiEndpoint.post("pollVote", "/sessions/:sessionId/messages/poll-vote").annotate(RequiredRole, "operator")
+      .setPath(sessionPath)
+      .setPayload(PollVoteRequest)
+      .addSuccess(PollVoteResult)
+      .annotate(OpenApi.Description, "Votes on a poll of the chat: the whole choice, replacing any earlier vote; [] withdraws it.")
+  )
+  .add(
+    HttpApiEndpoint.get("pollResults", `${messageRoute}/poll`).annotate(RequiredRole, "viewer")
+      .setPath(messagePath)
+      .addSuccess(PollResults)
+      .annotate(OpenApi.Description, "The poll's options with their votes: the latest vote of each voter counts.")
+  )
+  .middleware(Authentication)
+{}
+
+export class PresenceGroup extends HttpApiGroup.make("presence")
+  .add(
+    HttpApiEndpoint.post("set", "/sessions/:sessionId/presence").annotate(RequiredRole, "operator")
+      .setPath(sessionPath)
+      .setPayload(SetPresenceRequest)
+      .addSuccess(SetPresenceRequest)
+      .annotate(OpenApi.Description, "`{state: online|offline}` for the account, or `{chatId, state: typing|recording|paused}` in one chat.")
+  )
+  .add(
+    HttpApiEndpoint.post("subscribe", "/sessions/:sessionId/presence/subscribe").annotate(RequiredRole, "operator")
+      .setPath(sessionPath)
+      .setPayload(PresenceSubscribeRequest)
+      .addSuccess(Schema.Struct({ chatId: Schema.String, subscribed: Schema.Literal(true) }))
+      .annotate(OpenApi.Description, "Asks to hear the contact's presence: presence.update events follow.")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/sessions/:sessionId/presence/:chatId").annotate(RequiredRole, "viewer")
+      .setPath(Schema.Struct({ sessionId: Schema.String, chatId: ChatIdFromInput }))
+      .addSuccess(Presence)
+      .annotate(OpenApi.Description, "The last presence heard of the contact (404 PRESENCE_UNKNOWN before any).")
+  )
+  .middleware(Authentication)
+{}
