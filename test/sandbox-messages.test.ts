@@ -144,6 +144,9 @@ describe("edits, revokes, stars, pins and votes", () => {
       expect((yield* waitFor(bob, "MessageRevoked")).revoke).toMatchObject({ chatId: alice.chatId, from: alice.chatId, targetEngineMessageId: engineMessageId })
       const late = yield* Effect.flip(alice.connection.messages.edit({ chatId: bob.chatId, target: ownTarget(alice, engineMessageId), type: "text", text: "x" }))
       expect(late).toMatchObject({ refusal: "conflict", code: "MESSAGE_REVOKED" })
+      // A retried revoke succeeds, and bob hears it once.
+      yield* alice.connection.messages.revoke(bob.chatId, ownTarget(alice, engineMessageId))
+      expect(yield* drainedOf(bob, "MessageRevoked")).toEqual([])
     }).pipe(Effect.provide(sandbox())))
 
   it.scoped("a pin reaches the other person; a star stays on the account", () =>

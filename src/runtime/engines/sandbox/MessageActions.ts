@@ -58,9 +58,6 @@ export const messageActionsOf = (switchboard: Switchboard, audiences: ChatAudien
       const sent = yield* carriedIn(line, chatId, target.engineMessageId)
       if (Option.isNone(sent)) return yield* messageNotFound(target.engineMessageId)
       if (sent.value.senderSessionId !== line.sessionId) return yield* notWriter(what)
-      if (sent.value.revoked === true) {
-        return yield* refuse("conflict", "MESSAGE_REVOKED", `message ${target.engineMessageId} was deleted for everyone`)
-      }
       return sent.value
     })
 
@@ -89,6 +86,9 @@ export const messageActionsOf = (switchboard: Switchboard, audiences: ChatAudien
   const edit = (line: Line, { chatId, target, text }: EditCommand) =>
     Effect.gen(function*() {
       const sent = yield* ownMessage(line, chatId, target, "edit")
+      if (sent.revoked === true) {
+        return yield* refuse("conflict", "MESSAGE_REVOKED", `message ${target.engineMessageId} was deleted for everyone`)
+      }
       if (!editableTypes.includes(sent.type)) {
         return yield* refuse("conflict", "NOT_EDITABLE", `a ${sent.type} message cannot be edited, only a text or a caption`)
       }
@@ -99,10 +99,14 @@ export const messageActionsOf = (switchboard: Switchboard, audiences: ChatAudien
       )
     })
 
-  /** Remembered, so that the message cannot be edited afterwards. */
+  /**
+   * Remembered, so that the message cannot be edited afterwards. Revoking again (a gateway that
+   * retries after a crash) succeeds and tells nobody twice.
+   */
   const revoke = (line: Line, chatId: string, target: MessageTarget) =>
     Effect.gen(function*() {
       const sent = yield* ownMessage(line, chatId, target, "delete")
+      if (sent.revoked === true) return
       const timestamp = yield* now
       yield* recordSent(target.engineMessageId, { ...sent, revoked: true })
       if (chatId.endsWith("@newsletter")) yield* audiences.revisePost(chatId, target.engineMessageId, null)
