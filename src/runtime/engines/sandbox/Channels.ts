@@ -3,7 +3,7 @@ import type { Channel, ChannelMessage } from "../../../domain/Channel.js"
 import type { ChannelOperations } from "../../EngineDirectory.js"
 import { type ChannelRecord, type Directory, refuse } from "./Directory.js"
 import { newChannelId, newInviteCode } from "./identity.js"
-import { type Payload, received } from "./Messaging.js"
+import { contentRecordOf, messageTypeOf, type Payload, received, summaryOf } from "./Messaging.js"
 import type { Line, Switchboard } from "./Switchboard.js"
 
 /**
@@ -19,6 +19,7 @@ export const maxChannelPosts = 200
 
 const channelNotFound = (what: string) => refuse("not_found", "CHANNEL_NOT_FOUND", `no channel ${what}`)
 const notOwner = refuse("forbidden", "NOT_CHANNEL_OWNER", "only the channel's owner may do that")
+const notFollower = (channelId: string) => refuse("forbidden", "NOT_CHANNEL_FOLLOWER", `this session does not follow the channel ${channelId}`)
 
 /** The channel as this session sees it; `subscribers` counts followers, not the owner. */
 const view = (channel: ChannelRecord, line: Line): Channel => ({
@@ -101,8 +102,8 @@ export const channelsOf = (switchboard: Switchboard, directory: Directory) => {
       const channel = yield* owned(line, channelId)
       const post = {
         id: engineMessageId,
-        type: payload.type === "text" ? "text" : payload.kind,
-        text: payload.type === "text" ? payload.text : payload.caption,
+        type: messageTypeOf(payload),
+        text: summaryOf(payload),
         timestamp: timestamp.toISOString()
       }
       yield* putChannel(channelId, { ...channel, posts: [post, ...channel.posts].slice(0, maxChannelPosts) })
@@ -112,13 +113,39 @@ export const channelsOf = (switchboard: Switchboard, directory: Directory) => {
         recipientPhone: channelId,
         timestamp,
         status: "pending",
-        awaiting: { delivered: [], read: [] }
+        awaiting: { delivered: [], read: [] },
+        ...contentRecordOf(payload)
       })
       yield* acknowledge(engineMessageId, "sent")
       const event = received({ engineMessageId, chatId: channelId, from: channelId, fromLid: null }, payload, timestamp)
       const followers = yield* sessionsOf(channel.subscriberPhones.map((phone) => `${phone}@c.us`))
       yield* Effect.forEach(followers, ({ sessionId }) => handTo(sessionId, event), { discard: true })
     })
+
+  /**
+   * Whom a session's doings to a channel's posts reach, and as whom: the owner's (edits, revokes,
+   * pins) reach the followers from the channel, as its posts do; a follower's (a poll vote) the owner.
+   */
+  const audienceOf = (line: Line, channelId: string) =>
+    Effect.gen(function*() {
+      const channel = yield* existing(channelId)
+      if (channel.ownerPhone === line.me.phone) {
+        return { from: channelId, sessions: yield* sessionsOf(channel.subscriberPhones.map((phone) => `${phone}@c.us`)) }
+      }
+      if (!channel.subscriberPhones.includes(line.me.phone)) return yield* notFollower(channelId)
+      return { from: `${line.me.phone}@c.us`, sessions: yield* sessionsOf([`${channel.ownerPhone}@c.us`]) }
+    })
+
+  /** The owner edited (new text) or revoked (`null`) a post: the channel's list of posts shows it so. */
+  const revisePost = (channelId: string, postId: string, text: string | null) =>
+    existing(channelId).pipe(Effect.flatMap((channel) =>
+      putChannel(channelId, {
+        ...channel,
+        posts: text === null
+          ? channel.posts.filter((post) => post.id !== postId)
+          : channel.posts.map((post) => post.id === postId ? { ...post, text } : post)
+      })
+    ))
 
   const operations = (line: Line): ChannelOperations => {
     const run = directory.onBehalfOf(line)
@@ -132,5 +159,5 @@ export const channelsOf = (switchboard: Switchboard, directory: Directory) => {
     }
   }
 
-  return { operations, toChannel }
+  return { operations, toChannel, audienceOf, revisePost }
 }

@@ -4,7 +4,7 @@ import { EngineEvent, type ReactCommand } from "../../Engine.js"
 import type { GroupChange, GroupOperations } from "../../EngineDirectory.js"
 import { type Directory, type GroupRecord, personIdOf, refuse } from "./Directory.js"
 import { newGroupId, newInviteCode } from "./identity.js"
-import { type Payload, received } from "./Messaging.js"
+import { contentRecordOf, type Payload, received } from "./Messaging.js"
 import type { Line, Switchboard } from "./Switchboard.js"
 
 /**
@@ -217,7 +217,8 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
         recipientPhone: groupId,
         timestamp,
         status: "pending",
-        awaiting: { delivered: phones, read: phones }
+        awaiting: { delivered: phones, read: phones },
+        ...contentRecordOf(payload)
       })
       yield* acknowledge(engineMessageId, "sent")
       const event = received({ engineMessageId, chatId: groupId, from: me, fromLid: line.me.lid }, payload, timestamp)
@@ -232,6 +233,10 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
         reaction: { chatId, from: me, targetEngineMessageId: target.engineMessageId, emoji, timestamp }
       }))
     })
+
+  /** Whom a member's doings to the group's messages (edits, pins, votes…) reach: every other member session. */
+  const otherMemberSessions = (line: Line, groupId: string) =>
+    asMember(line, groupId).pipe(Effect.flatMap((group) => sessionsOf(ids(group).filter((id) => id !== personIdOf(line)))))
 
   const operations = (line: Line): GroupOperations => {
     const run = directory.onBehalfOf(line)
@@ -249,5 +254,5 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
     }
   }
 
-  return { operations, toGroup, reactInGroup }
+  return { operations, toGroup, reactInGroup, otherMemberSessions }
 }

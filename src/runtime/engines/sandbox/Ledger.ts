@@ -1,6 +1,7 @@
+import { createHash } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
 import type { MessageStatus } from "../../../domain/Message.js"
-import { EngineEvent } from "../../Engine.js"
+import { EngineEvent, type InboundMessage } from "../../Engine.js"
 import type { StoreUnavailable } from "../../../domain/Errors.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 
@@ -18,16 +19,35 @@ export interface SentMessage {
    * for nobody and stays at `sent`. Absent for a person chat (one recipient, one receipt).
    */
   readonly awaiting?: { readonly delivered: ReadonlyArray<string>; readonly read: ReadonlyArray<string> } | undefined
+  /** What it was, to tell an editable text or caption from the rest (absent in records of older versions). */
+  readonly type?: InboundMessage["type"] | undefined
+  /** A poll's options, which votes on it must name. */
+  readonly poll?: { readonly options: ReadonlyArray<string>; readonly selectableCount: number } | undefined
+  /** Deleted for everyone by its sender: it can be edited no more. */
+  readonly revoked?: boolean | undefined
 }
 
 /**
- * Events the network holds for a session until its consumer took them: messages and reactions
- * for it, receipts owed to it, and changes to its groups and labels.
+ * Events the network holds for a session until its consumer took them: messages for it and what
+ * others did to messages of its chats (reactions, edits, revokes, pins, poll votes), receipts
+ * owed to it, and changes to its groups and labels. Presence is not held: like WhatsApp's, it
+ * is news only while it is current.
  */
-export type HeldEvent = Extract<
-  EngineEvent,
-  { readonly _tag: "MessageReceived" | "ReactionReceived" | "MessageStatusChanged" | "GroupChanged" | "LabelChanged" }
->
+export const heldTags = [
+  "MessageReceived",
+  "ReactionReceived",
+  "MessageEdited",
+  "MessageRevoked",
+  "MessagePinned",
+  "PollVoteReceived",
+  "MessageStatusChanged",
+  "GroupChanged",
+  "LabelChanged"
+] as const
+
+export type HeldEvent = Extract<EngineEvent, { readonly _tag: typeof heldTags[number] }>
+
+export const isHeldEvent = (event: EngineEvent): event is HeldEvent => (heldTags as ReadonlyArray<string>).includes(event._tag)
 
 /**
  * The network's directory, one JSON record per thing: a `group` or a `channel` by its id; by
@@ -116,10 +136,12 @@ export const untilLedgerIsBack = (ledger: LedgerOperations<StoreUnavailable>): L
 
 /**
  * A message is held once per recipient; a receipt once per status it reports (a resend may
- * hold the same receipt again after it was taken, which is what the sender should hear). Those
- * keys come from the content, so the same event is held once. A group or label change is keyed
- * by its arrival `seq` instead: two changes may look alike (a subject set back to what it was,
- * a label put on a chat again), and each must reach the session.
+ * hold the same receipt again after it was taken, which is what the sender should hear), a
+ * revoke once per message. Those keys come from the content, so the same event is held once.
+ * Reactions, edits, pins and votes can change back and forth, so their keys also carry the
+ * moment and what was set: each change arrives, the same one only once. A group or label change
+ * is keyed by its arrival `seq` instead: two changes may look alike (a subject set back to what
+ * it was, a label put on a chat again), and each must reach the session.
  */
 export const heldKeyOf = (event: HeldEvent, seq: number): string => {
   switch (event._tag) {
@@ -133,21 +155,64 @@ export const heldKeyOf = (event: HeldEvent, seq: number): string => {
       const { emoji, from, targetEngineMessageId, timestamp } = event.reaction
       return `reaction:${targetEngineMessageId}:${from}:${timestamp.getTime()}:${emoji}`
     }
+    case "MessageEdited": {
+      const { from, targetEngineMessageId, text, timestamp } = event.edit
+      return `edit:${targetEngineMessageId}:${from}:${timestamp.getTime()}:${digestOf(text)}`
+    }
+    case "MessageRevoked":
+      return `revoke:${event.revoke.targetEngineMessageId}:${event.revoke.from}`
+    case "MessagePinned": {
+      const { from, pinned, targetEngineMessageId, timestamp } = event.pin
+      return `pin:${targetEngineMessageId}:${from}:${timestamp.getTime()}:${pinned}`
+    }
+    case "PollVoteReceived": {
+      const { options, targetEngineMessageId, timestamp, voter } = event.vote
+      return `vote:${targetEngineMessageId}:${voter}:${timestamp.getTime()}:${digestOf(JSON.stringify(options))}`
+    }
     case "MessageStatusChanged":
       return `status:${event.engineMessageId}:${event.status}`
   }
 }
 
-/** JSON forms for a durable ledger (dates as ISO strings). */
-export const encodeHeld = (event: HeldEvent): string => JSON.stringify(event)
+/** Keys stay short whatever the text (an edit may be 4096 characters). */
+const digestOf = (text: string) => createHash("sha256").update(text).digest("base64url").slice(0, 16)
+
+/**
+ * JSON forms for a durable ledger: dates as ISO strings, a poll's secret as base64 (JSON has no
+ * bytes; a Uint8Array would come back as an object of numbered keys).
+ */
+export const encodeHeld = (event: HeldEvent): string => {
+  if (event._tag !== "MessageReceived" || event.message.poll?.secret == null) return JSON.stringify(event)
+  const { poll } = event.message
+  return JSON.stringify({ ...event, message: { ...event.message, poll: { ...poll, secret: Buffer.from(poll.secret!).toString("base64") } } })
+}
+
+const revived = <A extends { readonly timestamp: Date }>(record: A): A => ({ ...record, timestamp: new Date(record.timestamp) })
+
+const decodedMessage = (message: InboundMessage): InboundMessage => {
+  const secret = message.poll?.secret as unknown as string | null | undefined
+  return revived(
+    message.poll === undefined
+      ? message
+      : { ...message, poll: { ...message.poll, secret: secret == null ? null : new Uint8Array(Buffer.from(secret, "base64")) } }
+  )
+}
 
 export const decodeHeld = (json: string): HeldEvent => {
   const event = JSON.parse(json) as HeldEvent
   switch (event._tag) {
     case "MessageReceived":
-      return EngineEvent.MessageReceived({ message: { ...event.message, timestamp: new Date(event.message.timestamp) } })
+      return EngineEvent.MessageReceived({ message: decodedMessage(event.message) })
     case "ReactionReceived":
-      return EngineEvent.ReactionReceived({ reaction: { ...event.reaction, timestamp: new Date(event.reaction.timestamp) } })
+      return EngineEvent.ReactionReceived({ reaction: revived(event.reaction) })
+    case "MessageEdited":
+      return EngineEvent.MessageEdited({ edit: revived(event.edit) })
+    case "MessageRevoked":
+      return EngineEvent.MessageRevoked({ revoke: revived(event.revoke) })
+    case "MessagePinned":
+      return EngineEvent.MessagePinned({ pin: revived(event.pin) })
+    case "PollVoteReceived":
+      return EngineEvent.PollVoteReceived({ vote: revived(event.vote) })
     case "MessageStatusChanged":
       return EngineEvent.MessageStatusChanged({
         engineMessageId: event.engineMessageId,

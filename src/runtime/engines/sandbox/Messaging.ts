@@ -1,6 +1,17 @@
 import { Clock, Effect, HashMap, Option, Ref } from "effect"
 import { phoneOfChatId } from "../../../domain/Ids.js"
-import { EngineError, EngineEvent, type InboundMedia, type InboundMessage, type ReactCommand, type SendCommand } from "../../Engine.js"
+import type { ContactCard, LinkPreview, Location, MediaKind } from "../../../domain/Message.js"
+import { parseVcard } from "../../../domain/vcard.js"
+import {
+  EngineError,
+  EngineEvent,
+  type InboundMedia,
+  type InboundMessage,
+  type OutboundContent,
+  type ReactCommand,
+  type SendCommand
+} from "../../Engine.js"
+import type { PollDefinition } from "../../EngineMessageActions.js"
 import { isEchoPhone, newSandboxMessageId } from "./identity.js"
 import type { SentMessage } from "./Ledger.js"
 import type { Line, Switchboard } from "./Switchboard.js"
@@ -20,26 +31,87 @@ export interface Broadcasts {
  * switchboard's own operations these run under its lock; the caller takes it.
  */
 
-/** What a message carries to its recipients: media was uploaded before the lock was taken. */
-export type Payload =
-  | { readonly type: "text"; readonly text: string }
-  | { readonly type: "media"; readonly kind: InboundMessage["type"]; readonly caption: string | null; readonly media: InboundMedia }
+/**
+ * What a message carries to its recipients, as they will read it: media was uploaded before the
+ * lock was taken, a link preview's thumbnail and the contact cards are already in their received form.
+ */
+export type Payload = PayloadContent & {
+  /** Marked as forwarded by the sender. */
+  readonly forwarded?: boolean | undefined
+}
+
+type PayloadContent =
+  | { readonly type: "text"; readonly text: string; readonly linkPreview?: LinkPreview | undefined }
+  | { readonly type: "media"; readonly kind: MediaKind; readonly caption: string | null; readonly media: InboundMedia }
+  | { readonly type: "location"; readonly location: Location }
+  | { readonly type: "contacts"; readonly contacts: ReadonlyArray<ContactCard> }
+  | { readonly type: "poll"; readonly poll: PollDefinition }
+
+/** Everything but media, whose bytes go to the media server first (see `SandboxNetwork`). */
+export const payloadOfContent = (
+  content: Exclude<OutboundContent, { readonly type: "media" }>
+): PayloadContent => {
+  switch (content.type) {
+    case "text": {
+      const preview = content.linkPreview
+      return preview === undefined
+        ? { type: "text", text: content.text }
+        : {
+          type: "text",
+          text: content.text,
+          linkPreview: {
+            url: preview.url,
+            title: preview.title,
+            description: preview.description,
+            ...(preview.thumbnail === null ? {} : { thumbnail: Buffer.from(preview.thumbnail).toString("base64") })
+          }
+        }
+    }
+    case "location":
+      return content
+    case "contacts":
+      // The recipient reads the cards as any WhatsApp client would: from the vCards.
+      return { type: "contacts", contacts: content.contacts.map(({ name, vcard }) => parseVcard(vcard, name)) }
+    case "poll":
+      return { type: "poll", poll: content.poll }
+  }
+}
+
+/** The message type a payload arrives as. */
+export const messageTypeOf = (payload: Payload): InboundMessage["type"] =>
+  payload.type === "media" ? payload.kind : payload.type === "contacts" ? "contact" : payload.type
+
+/** Its text as a list of posts shows it: the text, a caption, a place's or a poll's name. */
+export const summaryOf = (payload: Payload): string | null => {
+  switch (payload.type) {
+    case "text":
+      return payload.text
+    case "media":
+      return payload.caption
+    case "location":
+      return payload.location.name
+    case "contacts":
+      return payload.contacts.map((card) => card.name).join(", ")
+    case "poll":
+      return payload.poll.name
+  }
+}
+
+/** Person chats by phone, groups and channels are simulated; the other person's phone, or why not. */
+export const personPhone = (chatId: string) => {
+  const phone = phoneOfChatId(chatId)
+  return phone === null
+    ? Effect.fail(new EngineError({
+      code: "UNSUPPORTED_CHAT",
+      message: `sandbox: only person chats (<digits>@c.us), groups and channels are simulated, not ${chatId}`,
+      transient: false,
+      refusal: "not_supported"
+    }))
+    : Effect.succeed(phone)
+}
 
 export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) => {
   const { acknowledge, handTo, phoneOwners, receipt, recordSent, requireReady, schedule, sentMessages } = switchboard
-
-  /** Person chats by phone, groups and channels are simulated; the recipient's phone, or why not. */
-  const personPhone = (chatId: string) => {
-    const phone = phoneOfChatId(chatId)
-    return phone === null
-      ? Effect.fail(new EngineError({
-        code: "UNSUPPORTED_CHAT",
-        message: `sandbox: only person chats (<digits>@c.us), groups and channels are simulated, not ${chatId}`,
-        transient: false,
-        refusal: "not_supported"
-      }))
-      : Effect.succeed(phone)
-  }
 
   const send = (line: Line, { chatId, engineMessageId }: SendCommand, payload: Payload) =>
     Effect.gen(function*() {
@@ -54,7 +126,14 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) =>
       }
       const recipientPhone = yield* personPhone(chatId)
       const senderPhone = line.me.phone
-      const sent: SentMessage = { senderSessionId: line.sessionId, senderPhone, recipientPhone, timestamp, status: "pending" }
+      const sent: SentMessage = {
+        senderSessionId: line.sessionId,
+        senderPhone,
+        recipientPhone,
+        timestamp,
+        status: "pending",
+        ...contentRecordOf(payload)
+      }
       yield* recordSent(engineMessageId, sent)
       yield* acknowledge(engineMessageId, "sent")
       const owner = HashMap.get(yield* Ref.get(phoneOwners), recipientPhone)
@@ -66,7 +145,7 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) =>
         yield* acknowledge(engineMessageId, "read")
         // An echo contact listens to voice notes, as WhatsApp reports with a `played` receipt.
         if (payload.type === "media" && payload.media.ptt) yield* acknowledge(engineMessageId, "played")
-        yield* schedule(echoReply(line.sessionId, recipientPhone, payload))
+        yield* schedule(echoReply(line.sessionId, recipientPhone, engineMessageId, payload))
       }
       // Anyone else is nobody on this network: the message stays at `sent`, as for a phone that is off.
       return { engineMessageId, timestamp }
@@ -98,12 +177,20 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) =>
       })
     ))
 
-  /** An echo contact answers with what it got: the same text, or the same media. */
-  const echoReply = (sessionId: string, echoPhone: string, payload: Payload) =>
+  /**
+   * An echo contact answers with what it got (the same text, media, place or cards, not marked
+   * as forwarded), and a poll with a vote for its first option.
+   */
+  const echoReply = (sessionId: string, echoPhone: string, engineMessageId: string, payload: Payload) =>
     Effect.gen(function*() {
       const timestamp = new Date(yield* Clock.currentTimeMillis)
-      const from = `${echoPhone}@c.us`
-      yield* handTo(sessionId, received({ engineMessageId: newSandboxMessageId(), chatId: from, from, fromLid: null }, payload, timestamp))
+      const echo = `${echoPhone}@c.us`
+      if (payload.type === "poll") {
+        const vote = { chatId: echo, voter: echo, targetEngineMessageId: engineMessageId, options: payload.poll.options.slice(0, 1), timestamp }
+        return yield* handTo(sessionId, EngineEvent.PollVoteReceived({ vote }))
+      }
+      const answer: Payload = { ...payload, forwarded: false }
+      yield* handTo(sessionId, received({ engineMessageId: newSandboxMessageId(), chatId: echo, from: echo, fromLid: null }, answer, timestamp))
     })
 
   /**
@@ -148,6 +235,28 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) =>
   return { send, markRead, react }
 }
 
+/** What the network remembers of a message's content: enough to check an edit or a vote against it. */
+export const contentRecordOf = (payload: Payload): Pick<SentMessage, "type" | "poll"> => ({
+  type: messageTypeOf(payload),
+  ...(payload.type === "poll" ? { poll: { options: payload.poll.options, selectableCount: payload.poll.selectableCount } } : {})
+})
+
+/** The message's content as its recipient reads it. */
+const inboundContentOf = (payload: Payload) => {
+  switch (payload.type) {
+    case "text":
+      return { type: "text", text: payload.text, ...(payload.linkPreview === undefined ? {} : { linkPreview: payload.linkPreview }) } as const
+    case "media":
+      return { type: payload.kind, text: null, caption: payload.caption, media: payload.media } as const
+    case "location":
+      return { type: "location", text: null, location: payload.location } as const
+    case "contacts":
+      return { type: "contact", text: null, contacts: payload.contacts } as const
+    case "poll":
+      return { type: "poll", text: null, poll: payload.poll } as const
+  }
+}
+
 /**
  * A message as its recipient receives it. `from` is the writer: a person's `…@c.us` (also its
  * `fromPhone`), or for a channel post the channel itself (no phone, no lid).
@@ -170,8 +279,7 @@ export const received = (
       fromPhone: from.endsWith("@c.us") ? from : null,
       fromLid,
       timestamp,
-      ...(payload.type === "text"
-        ? { type: "text", text: payload.text }
-        : { type: payload.kind, text: null, caption: payload.caption, media: payload.media })
+      ...inboundContentOf(payload),
+      ...(payload.forwarded === true ? { forwarded: true } : {})
     }
   })

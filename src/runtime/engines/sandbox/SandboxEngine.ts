@@ -1,4 +1,3 @@
-import { notYetMessages, notYetPresence } from "../notYetSupported.js"
 import type { StoreUnavailable } from "../../../domain/Errors.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
@@ -85,8 +84,8 @@ const connect = (network: SandboxNetwork["Type"], { sessionId, auth }: ConnectOp
       channels: line.channels,
       labels: line.labels,
       contacts: line.contacts,
-      messages: notYetMessages,
-      presence: notYetPresence
+      messages: line.messages,
+      presence: line.presence
     } satisfies EngineConnection
   })
 

@@ -11,6 +11,7 @@ import {
   type SendCommand
 } from "../../Engine.js"
 import type { ChannelOperations, ContactOperations, GroupOperations, LabelOperations } from "../../EngineDirectory.js"
+import type { MessageActionOperations, PresenceOperations } from "../../EngineMessageActions.js"
 import { channelsOf } from "./Channels.js"
 import { makeDirectory } from "./Directory.js"
 import { groupsOf } from "./Groups.js"
@@ -18,7 +19,9 @@ import { sandboxMeOf } from "./identity.js"
 import { labelsOf } from "./Labels.js"
 import { SandboxLedger, untilLedgerIsBack } from "./Ledger.js"
 import { makeMediaServer } from "./MediaServer.js"
-import { messagingOf, type Payload } from "./Messaging.js"
+import { messageActionsOf } from "./MessageActions.js"
+import { messagingOf, type Payload, payloadOfContent } from "./Messaging.js"
+import { makePresence } from "./Presence.js"
 import { makeSwitchboard } from "./Switchboard.js"
 
 export { sandboxPhoneOf } from "./identity.js"
@@ -27,7 +30,8 @@ export { sandboxPhoneOf } from "./identity.js"
  * The simulated WhatsApp network shared by all sandbox sessions of this process. Sessions find
  * each other by their deterministic sandbox phone numbers; messages and receipts for a session
  * that is away wait here until it is Ready again. The routing lives in `Switchboard.ts` and
- * `Messaging.ts`, the groups, channels and labels in `Directory.ts`, `Groups.ts`, `Channels.ts`
+ * `Messaging.ts`, edits, revokes, pins and votes in `MessageActions.ts`, presence in
+ * `Presence.ts`, the groups, channels and labels in `Directory.ts`, `Groups.ts`, `Channels.ts`
  * and `Labels.ts`; this module ties it to connection scopes and exposes the injectable faults.
  */
 
@@ -72,6 +76,8 @@ export interface SandboxLine {
   readonly channels: ChannelOperations
   readonly labels: LabelOperations
   readonly contacts: ContactOperations
+  readonly messages: MessageActionOperations
+  readonly presence: PresenceOperations
 }
 
 export interface SandboxNetworkOptions {
@@ -119,6 +125,12 @@ const make = (options: SandboxNetworkOptions) =>
       toChannel: channels.toChannel,
       reactInGroup: groups.reactInGroup
     })
+    const messageActions = messageActionsOf(switchboard, {
+      inGroup: groups.otherMemberSessions,
+      inChannel: channels.audienceOf,
+      revisePost: channels.revisePost
+    })
+    const presence = yield* makePresence(switchboard)
     const mediaServer = yield* makeMediaServer
     const refusedUntil = yield* Ref.make(HashMap.empty<string, number>())
     const connectionCounts = yield* Ref.make(HashMap.empty<string, number>())
@@ -137,24 +149,24 @@ const make = (options: SandboxNetworkOptions) =>
         }
       })
 
-    const payloadOf = ({ content, engineMessageId }: SendCommand): Effect.Effect<Payload, EngineError> =>
-      content.type === "text"
-        ? Effect.succeed(content)
-        : content.type !== "media"
-        ? Effect.fail(new EngineError({ code: "NOT_SUPPORTED", message: "not yet", transient: false, refusal: "not_supported" }))
-        : Effect.map(mediaServer.upload(engineMessageId, content.media), (media) => ({
+    const payloadOf = ({ content, engineMessageId, forwarded }: SendCommand): Effect.Effect<Payload, EngineError> =>
+      (content.type === "media"
+        ? Effect.map(mediaServer.upload(engineMessageId, content.media), (media): Payload => ({
           type: "media",
           kind: content.media.kind,
           caption: content.media.caption,
           media
         }))
+        : Effect.succeed<Payload>(payloadOfContent(content))).pipe(
+          Effect.map((payload): Payload => forwarded === true ? { ...payload, forwarded: true } : payload)
+        )
 
     /** A deleted session is forgotten by the network, and its uploads go from the media server. */
     const forget = (sessionId: string) =>
       Effect.gen(function*() {
         const sent = yield* serialized(Ref.get(switchboard.sentMessages))
         const uploads = Array.from(HashMap.filter(sent, (message) => message.senderSessionId === sessionId).pipe(HashMap.keys))
-        yield* serialized(Effect.zipRight(switchboard.forget(sessionId), directory.forget(sessionId)))
+        yield* serialized(Effect.all([switchboard.forget(sessionId), directory.forget(sessionId), presence.forget(sessionId)], { discard: true }))
         yield* mediaServer.remove(uploads)
       })
 
@@ -171,7 +183,10 @@ const make = (options: SandboxNetworkOptions) =>
           serialized(switchboard.plugIn(line)).pipe(
             Effect.zipRight(Ref.update(connectionCounts, HashMap.modifyAt(sessionId, (n) => Option.some(Option.getOrElse(n, () => 0) + 1))))
           ),
-          () => serialized(switchboard.unplug(line)).pipe(Effect.zipRight(Queue.shutdown(inbox)))
+          () =>
+            serialized(Effect.zipRight(switchboard.unplug(line), presence.connectionChanged(sessionId))).pipe(
+              Effect.zipRight(Queue.shutdown(inbox))
+            )
         )
         // "The session has it" is decided here, at the stream: the tap runs when the consumer
         // pulls an element, just before the element is handed to it, and a sequential consumer
@@ -191,7 +206,7 @@ const make = (options: SandboxNetworkOptions) =>
             Stream.takeUntil((event) => event._tag === "Closed")
           ),
           emit: (event) => serialized(switchboard.emitIfLive(line, event)),
-          becomeReady: serialized(switchboard.becomeReady(line)),
+          becomeReady: serialized(Effect.zipRight(switchboard.becomeReady(line), presence.connectionChanged(sessionId))),
           close: (reason) => serialized(switchboard.close(line, reason)),
           send: (command) =>
             // Uploading happens outside the network's lock: big media must not stall everyone else.
@@ -202,7 +217,9 @@ const make = (options: SandboxNetworkOptions) =>
           groups: groups.operations(line),
           channels: channels.operations(line),
           labels: labels.operations(line),
-          contacts: directory.contacts(line)
+          contacts: directory.contacts(line),
+          messages: messageActions.operations(line),
+          presence: presence.operations(line)
         } satisfies SandboxLine
       })
 

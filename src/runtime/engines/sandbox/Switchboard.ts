@@ -5,7 +5,7 @@ import type { Me } from "../../../domain/Session.js"
 import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
 import { type HeldEvents, makeHeldEvents } from "./HeldEvents.js"
 import { sandboxPhoneOf } from "./identity.js"
-import type { HeldEvent, LedgerContents, LedgerOperations, SentMessage } from "./Ledger.js"
+import { type HeldEvent, isHeldEvent, type LedgerContents, type LedgerOperations, type SentMessage } from "./Ledger.js"
 
 /**
  * The routing core of the sandbox network: which session is live, what waits for whom, and
@@ -103,6 +103,15 @@ const switchboardOf = (state: {
       onNone: () => Effect.void,
       onSome: (live) => Effect.asVoid(Queue.offer(live.inbox, event))
     })))
+
+  /**
+   * An event that is news only now (presence): offered to the session if it is Ready, held for
+   * nobody. Its consumer taking it changes nothing on the network.
+   */
+  const offerIfReady = (sessionId: string, event: EngineEvent) =>
+    liveLine(sessionId).pipe(Effect.flatMap((live) =>
+      Option.isSome(live) && live.value.ready ? Effect.asVoid(Queue.offer(live.value.inbox, event)) : Effect.void
+    ))
 
   /** Everything network-made (statuses, echo replies) goes through the FIFO, after the ack delay. */
   const schedule = (run: Effect.Effect<void>) =>
@@ -251,6 +260,7 @@ const switchboardOf = (state: {
     recordSent,
     liveLine,
     emitIfLive,
+    offerIfReady,
     close,
     plugIn,
     unplug,
@@ -265,7 +275,3 @@ const switchboardOf = (state: {
     setAckDelay: (duration: Duration.DurationInput) => Ref.set(ackDelay, Duration.decode(duration))
   }
 }
-
-const isHeldEvent = (event: EngineEvent): event is HeldEvent =>
-  event._tag === "MessageReceived" || event._tag === "ReactionReceived" || event._tag === "MessageStatusChanged" ||
-  event._tag === "GroupChanged" || event._tag === "LabelChanged"

@@ -1,0 +1,98 @@
+import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Scope, Stream, TestClock } from "effect"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { localDiskMediaStore } from "../../src/layers/media/mediaStoreLayers.js"
+import { type AuthState, Engine, type EngineEvent, type OutboundContent } from "../../src/runtime/Engine.js"
+import { SandboxLedger } from "../../src/runtime/engines/sandbox/Ledger.js"
+import { SandboxEngineLive } from "../../src/runtime/engines/sandbox/SandboxEngine.js"
+import { SandboxNetwork, sandboxPhoneOf } from "../../src/runtime/engines/sandbox/SandboxNetwork.js"
+import { ledgerAt } from "./sqlLedger.js"
+
+/**
+ * Sandbox sessions at the engine level: the real sandbox engine and network, linked sessions
+ * whose events pile up in a queue for the test to look at.
+ */
+
+/** The network's media server keeps its blobs in a media store of its own per test. */
+const mediaStore = () => localDiskMediaStore(mkdtempSync(join(tmpdir(), "sandbox-media-")))
+
+/** A network that lives and dies with the test. */
+export const sandbox = () =>
+  SandboxEngineLive.pipe(
+    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: "5 seconds" })),
+    Layer.provide(SandboxLedger.none),
+    Layer.provideMerge(mediaStore())
+  )
+
+/** A network remembering in a SQLite file: building it again on the same file is a restarted gateway. */
+export const sandboxOnFile = (file: string) =>
+  SandboxEngineLive.pipe(
+    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: "5 seconds" })),
+    Layer.provide(ledgerAt(file)),
+    Layer.provideMerge(mediaStore())
+  )
+
+const linkedAuth: AuthState = {
+  readCreds: Effect.succeed(Option.some<unknown>({ phone: "linked-before" })),
+  writeCreds: () => Effect.void,
+  getKeys: () => Effect.succeed({}),
+  setKeys: () => Effect.void,
+  clear: Effect.void
+}
+
+/** A linked session, Ready, whose events pile up in a queue; `goOffline` closes its connection. */
+export const openReady = (sessionId: string) =>
+  Effect.gen(function*() {
+    const engine = yield* Engine
+    const scope = yield* Scope.make()
+    const connection = yield* engine.connect({
+      sessionId,
+      auth: linkedAuth,
+      proxyUrl: Option.none(),
+      lookupSent: () => Effect.succeedNone,
+      lookupPoll: () => Effect.succeedNone
+    }).pipe(Scope.extend(scope))
+    const events = yield* Queue.unbounded<EngineEvent>()
+    const ended = yield* Deferred.make<void>()
+    yield* connection.events.pipe(
+      Stream.runForEach((event) => Queue.offer(events, event)),
+      Effect.zipRight(Deferred.succeed(ended, undefined)),
+      Effect.forkScoped
+    )
+    const first = yield* Queue.take(events)
+    if (first._tag !== "Ready") throw new Error(`expected Ready, got ${first._tag}`)
+    const phone = sandboxPhoneOf(sessionId)
+    return {
+      sessionId,
+      phone,
+      chatId: `${phone}@c.us`,
+      connection,
+      events,
+      /** Sends any content; `forwarded` marks it so. */
+      send: (chatId: string, content: OutboundContent, forwarded?: boolean) =>
+        connection.send({ engineMessageId: engine.newMessageId(), chatId, content, ...(forwarded === undefined ? {} : { forwarded }) }),
+      sendText: (chatId: string, text: string) =>
+        connection.send({ engineMessageId: engine.newMessageId(), chatId, content: { type: "text", text } }),
+      goOffline: Scope.close(scope, Exit.void).pipe(Effect.zipRight(Deferred.await(ended)))
+    }
+  })
+
+export type TestSession = Effect.Effect.Success<ReturnType<typeof openReady>>
+
+/** Waits for the next event of that kind, skipping others (status noise). */
+export const waitFor = <Tag extends EngineEvent["_tag"]>(session: TestSession, tag: Tag) =>
+  Effect.gen(function*() {
+    while (true) {
+      const event = yield* Queue.take(session.events)
+      if (event._tag === tag) return event as Extract<EngineEvent, { _tag: Tag }>
+    }
+  })
+
+/** Lets the network's fibers run, then takes everything the session has received. */
+export const drained = (session: TestSession) =>
+  TestClock.adjust(Duration.millis(1)).pipe(Effect.zipRight(Queue.takeAll(session.events)), Effect.map(Chunk.toReadonlyArray))
+
+/** What arrived of that kind, other events (statuses) left aside. */
+export const drainedOf = <Tag extends EngineEvent["_tag"]>(session: TestSession, tag: Tag) =>
+  drained(session).pipe(Effect.map((events) => events.filter((event): event is Extract<EngineEvent, { _tag: Tag }> => event._tag === tag)))
