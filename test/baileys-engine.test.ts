@@ -445,6 +445,11 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels, mes
       expect((await event(alice, "PollVoteReceived")).vote).toMatchObject({ chatId: BOB_CHAT, voter: BOB_CHAT, targetEngineMessageId: "3EB0K17POLL", options: ["Sushi"] })
     })
 
+    it("a star is app state: refused as not ready while the phone has not shared its app-state keys", async () => {
+      expect(await refusal(alice.connection.messages.star(BOB_CHAT, mine("3EB0K17LOC"), true)))
+        .toEqual({ code: "APP_STATE_NOT_READY", refusal: "conflict", transient: true })
+    })
+
     it("the contact's edit and revoke reach the engine as MessageEdited and MessageRevoked", async () => {
       const { MESSAGE_EDIT, REVOKE } = proto.Message.ProtocolMessage.Type
       const id = await peer.contact(BOB).send(ALICE, "tpyo")

@@ -11,10 +11,11 @@ import type {
 } from "../../EngineMessageActions.js"
 import { engineErrorOf } from "./disconnect.js"
 import { isGroupJid, toApiId, toWireJid } from "./jids.js"
+import { appStateErrorOf } from "./labels.js"
 import { encryptPollVote } from "./polls.js"
 
 /**
- * What a connection does to messages already in a chat, and its presence, through Baileys.
+ * What a connection does to messages already in a chat, through Baileys.
  * Each is a message of its own naming its target by key: an edit and a revoke are
  * `protocolMessage`s (MESSAGE_EDIT, REVOKE), a pin a `pinInChatMessage`, a vote a
  * `pollUpdateMessage`; a star is no message but an app-state patch synced to the account's
@@ -138,7 +139,8 @@ export const makeMessageActions = (sock: ActionSocket, me: Me): MessageActionOpe
   star: (chatId, target, starred) =>
     Effect.tryPromise({
       try: () => sock.chatModify({ star: { messages: [{ id: target.engineMessageId, fromMe: target.fromMe }], star: starred } }, toWireJid(chatId)),
-      catch: (error) => engineErrorOf("STAR", error)
+      // a star is app state: refused as not ready until the phone has shared its app-state keys
+      catch: appStateErrorOf("STAR")
     }),
   pin: (command) => Effect.asVoid(pin(sock, command)),
   votePoll: (command) => votePoll(sock, me, command)
