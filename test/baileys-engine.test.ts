@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "@effect/vitest"
-import { BufferJSON } from "@whiskeysockets/baileys"
+import { BufferJSON, decryptPollVote, proto } from "@whiskeysockets/baileys"
+import { randomBytes } from "node:crypto"
 import { Effect, Exit, ManagedRuntime, Option, Scope, Stream } from "effect"
 import { createServer } from "node:net"
 import { type AuthState, Engine, type EngineConnection, type EngineError, type EngineEvent } from "../src/runtime/Engine.js"
 import type { GroupChange } from "../src/runtime/EngineDirectory.js"
+import type { StoredPoll } from "../src/runtime/EngineMessageActions.js"
+import { encryptPollVote, optionHashOf } from "../src/runtime/engines/baileys/polls.js"
 import { BaileysEngineLive, meOf } from "../src/runtime/engines/baileys/BaileysEngine.js"
 import type { Group } from "../src/domain/Group.js"
 import { type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
@@ -125,12 +128,12 @@ describe("BaileysEngine (no peer)", () => {
 })
 
 /**
- * The engine's directory (groups, contacts, labels) end to end against the loopback WhatsApp
- * Web peer, at the engine boundary: the connection's operations and events, with the real
- * Baileys client underneath. (Channels and labels beyond the business check need `w:mex` and
+ * The engine's directory (groups, contacts, labels) and issue 17's message kinds end to end
+ * against the loopback WhatsApp Web peer, at the engine boundary: the connection's operations
+ * and events, with the real Baileys client underneath. (Channels and labels beyond the business check need `w:mex` and
  * app-state on the peer: those are proven at the socket boundary in baileys-directory.test.ts.)
  */
-describe("BaileysEngine against the loopback peer: groups, contacts, labels", () => {
+describe("BaileysEngine against the loopback peer: groups, contacts, labels, message kinds", () => {
   const ALICE = "15551230001"
   const BOB = "15551230002"
   const CAROL = "15551230003"
@@ -143,6 +146,8 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels", ()
   let alice: Linked
   let unmute: () => void
   const scopes: Array<Scope.CloseableScope> = []
+  /** The polls the Store would hold, by id (what `lookupPoll` answers). */
+  const polls = new Map<string, StoredPoll>()
 
   /** A live engine connection, the scope it lives in, and every event it reported so far. */
   interface Linked {
@@ -156,7 +161,7 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels", ()
     scopes.push(scope)
     const engine = await runtime.runPromise(Engine)
     const connection = await Effect.runPromise(Scope.extend(
-      engine.connect({ sessionId: "peer", auth, lookupSent: () => Effect.succeed(Option.none()), lookupPoll: () => Effect.succeed(Option.none()), proxyUrl: Option.none() }),
+      engine.connect({ sessionId: "peer", auth, lookupSent: () => Effect.succeed(Option.none()), lookupPoll: (id) => Effect.succeed(Option.fromNullable(polls.get(id))), proxyUrl: Option.none() }),
       scope
     ))
     const events: Array<EngineEvent> = []
@@ -364,5 +369,98 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels", ()
     const closed = await Effect.runPromise(Effect.exit(Scope.close(erin.scope, Exit.void)))
     await vi.waitFor(() => expect(peer.openLogins(ERIN)).toEqual([]), { timeout: 5_000 })
     expect(Exit.isSuccess(closed)).toBe(true)
+  })
+
+  describe("issue 17's message kinds", () => {
+    const BOB_CHAT = `${BOB}@c.us`
+    const mine = (engineMessageId: string) => ({ engineMessageId, fromMe: true, from: `${ALICE}@c.us` })
+    const decrypted = (predicate: (m: ReceivedMessage) => boolean) => peer.waitFor<ReceivedMessage>("received", (m) => m.to === BOB && predicate(m))
+    const send = (engineMessageId: string, content: Parameters<EngineConnection["send"]>[0]["content"], forwarded = false) =>
+      run(alice.connection.send({ engineMessageId, chatId: BOB_CHAT, content, forwarded })).then(() => decrypted((m) => m.id === engineMessageId))
+
+    it("a location (forwarded), a poll with the gateway's secret and a text with its preview reach the contact's phone", async () => {
+      const location = await send("3EB0K17LOC", { type: "location", location: { latitude: 1.5, longitude: 2.5, name: "Here", address: null, url: null } }, true)
+      expect(location.message.locationMessage).toMatchObject({ degreesLatitude: 1.5, degreesLongitude: 2.5, name: "Here", contextInfo: { isForwarded: true } })
+      const secret = new Uint8Array(randomBytes(32))
+      const poll = await send("3EB0K17POLL", { type: "poll", poll: { name: "Lunch?", options: ["Pizza", "Sushi"], selectableCount: 1, secret } })
+      expect(poll.message.pollCreationMessageV3?.options?.map((o) => o.optionName)).toEqual(["Pizza", "Sushi"])
+      expect(Buffer.from(poll.message.messageContextInfo!.messageSecret!)).toEqual(Buffer.from(secret))
+      const text = await send("3EB0K17TXT", {
+        type: "text",
+        text: "see https://example.com/x",
+        linkPreview: { url: "https://example.com/x", title: "X", description: "about x", thumbnail: null }
+      })
+      expect(text.message.extendedTextMessage).toMatchObject({ matchedText: "https://example.com/x", title: "X", description: "about x" })
+    })
+
+    it("an edit (text and caption), a revoke and a pin reach the contact's phone naming the message", async () => {
+      const { MESSAGE_EDIT, REVOKE } = proto.Message.ProtocolMessage.Type
+      await run(alice.connection.messages.edit({ chatId: BOB_CHAT, target: mine("3EB0K17TXT"), type: "text", text: "edited" }))
+      const edit = await decrypted((m) => m.message.protocolMessage?.type === MESSAGE_EDIT && m.message.protocolMessage.key?.id === "3EB0K17TXT")
+      expect(edit.message.protocolMessage?.editedMessage?.extendedTextMessage?.text).toBe("edited")
+      await run(alice.connection.messages.edit({ chatId: BOB_CHAT, target: mine("3EB0K17IMG"), type: "image", text: "new caption" }))
+      const caption = await decrypted((m) => m.message.protocolMessage?.key?.id === "3EB0K17IMG")
+      expect(caption.message.protocolMessage).toMatchObject({ type: MESSAGE_EDIT, editedMessage: { imageMessage: { caption: "new caption" } } })
+      await run(alice.connection.messages.pin({ chatId: BOB_CHAT, target: mine("3EB0K17TXT"), pinned: true, durationSeconds: 86400 }))
+      const pin = await decrypted((m) => m.message.pinInChatMessage != null)
+      expect(pin.message.pinInChatMessage).toMatchObject({ type: proto.Message.PinInChatMessage.Type.PIN_FOR_ALL, key: { id: "3EB0K17TXT", fromMe: true } })
+      await run(alice.connection.messages.revoke(BOB_CHAT, mine("3EB0K17TXT")))
+      const revoke = await decrypted((m) => m.message.protocolMessage?.type === REVOKE)
+      expect(revoke.message.protocolMessage?.key).toMatchObject({ id: "3EB0K17TXT", fromMe: true })
+    })
+
+    it("polls both ways: the contact's poll is voted on (the phone decrypts the vote), the contact's vote is decrypted", async () => {
+      const bobsSecret = randomBytes(32)
+      const bobsPoll = await peer.contact(BOB).sendMessage(ALICE, {
+        pollCreationMessage: { name: "Where?", options: [{ optionName: "Park" }, { optionName: "Beach" }], selectableOptionsCount: 0 },
+        messageContextInfo: { messageSecret: bobsSecret }
+      })
+      const received = await event(alice, "MessageReceived", (e) => e.message.engineMessageId === bobsPoll)
+      expect(received.message).toMatchObject({ type: "poll", poll: { name: "Where?", options: ["Park", "Beach"], selectableCount: 0 } })
+      expect(Buffer.from(received.message.poll!.secret!)).toEqual(bobsSecret)
+      await run(alice.connection.messages.votePoll({
+        chatId: BOB_CHAT,
+        target: { engineMessageId: bobsPoll, fromMe: false, from: BOB_CHAT },
+        poll: received.message.poll!,
+        options: ["Beach"]
+      }))
+      const vote = await decrypted((m) => m.message.pollUpdateMessage?.pollCreationMessageKey?.id === bobsPoll)
+      const choice = decryptPollVote(vote.message.pollUpdateMessage!.vote!, {
+        pollEncKey: bobsSecret,
+        pollMsgId: bobsPoll,
+        pollCreatorJid: `${BOB}@s.whatsapp.net`,
+        voterJid: `${ALICE}@s.whatsapp.net`
+      })
+      expect(choice.selectedOptions.map((hash) => Buffer.from(hash))).toEqual([optionHashOf("Beach")])
+
+      const secret = new Uint8Array(randomBytes(32))
+      polls.set("3EB0K17POLL", { name: "Lunch?", options: ["Pizza", "Sushi"], selectableCount: 1, secret, chatId: BOB_CHAT, fromMe: true, from: `${ALICE}@c.us` })
+      await peer.contact(BOB).sendMessage(ALICE, {
+        pollUpdateMessage: {
+          pollCreationMessageKey: { remoteJid: `${ALICE}@s.whatsapp.net`, fromMe: false, id: "3EB0K17POLL" },
+          vote: encryptPollVote(secret, { pollId: "3EB0K17POLL", creatorJid: `${ALICE}@s.whatsapp.net`, voterJid: `${BOB}@s.whatsapp.net` }, ["Sushi"]),
+          senderTimestampMs: Date.now()
+        }
+      })
+      expect((await event(alice, "PollVoteReceived")).vote).toMatchObject({ chatId: BOB_CHAT, voter: BOB_CHAT, targetEngineMessageId: "3EB0K17POLL", options: ["Sushi"] })
+    })
+
+    it("a star is app state: refused as not ready while the phone has not shared its app-state keys", async () => {
+      expect(await refusal(alice.connection.messages.star(BOB_CHAT, mine("3EB0K17LOC"), true)))
+        .toEqual({ code: "APP_STATE_NOT_READY", refusal: "conflict", transient: true })
+    })
+
+    it("the contact's edit and revoke reach the engine as MessageEdited and MessageRevoked", async () => {
+      const { MESSAGE_EDIT, REVOKE } = proto.Message.ProtocolMessage.Type
+      const id = await peer.contact(BOB).send(ALICE, "tpyo")
+      await event(alice, "MessageReceived", (e) => e.message.engineMessageId === id)
+      const key = { remoteJid: `${ALICE}@s.whatsapp.net`, fromMe: true, id }
+      await peer.contact(BOB).sendMessage(ALICE, { protocolMessage: { type: MESSAGE_EDIT, key, editedMessage: { conversation: "typo" }, timestampMs: Date.now() } })
+      expect((await event(alice, "MessageEdited", (e) => e.edit.targetEngineMessageId === id)).edit).toMatchObject({ from: BOB_CHAT, text: "typo" })
+      await peer.contact(BOB).sendMessage(ALICE, { protocolMessage: { type: REVOKE, key } })
+      expect((await event(alice, "MessageRevoked", (e) => e.revoke.targetEngineMessageId === id)).revoke).toMatchObject({ chatId: BOB_CHAT, from: BOB_CHAT })
+      // neither is a message of its own
+      expect(alice.events.filter((e) => e._tag === "MessageReceived" && e.message.from === BOB_CHAT && e.message.type === "unknown")).toEqual([])
+    })
   })
 })

@@ -111,12 +111,13 @@ describe("Baileys messages.upsert → MessageReceived", () => {
       expect(message).toMatchObject({ chatId: "120363012345678901@g.us", from: "15551234567@c.us", fromLid: "99887766554433@lid" })
     }))
 
-  it.effect("status broadcasts, protocol messages, reactions and key-distribution-only messages are ignored", () =>
+  it.effect("status broadcasts, protocol bookkeeping, reactions and key-distribution-only messages are ignored", () =>
     Effect.gen(function*() {
       const events = yield* upsert([
         received({ remoteJid: "status@broadcast", participant: "15551234567@s.whatsapp.net", id: "S1" }, { conversation: "my status" }),
+        // (revokes and edits are protocol messages too: see baileys-message-kinds.test.ts)
         received({ remoteJid: "15551234567@s.whatsapp.net", id: "P1" }, {
-          protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: "3EB0OLD" } }
+          protocolMessage: { type: proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING, ephemeralExpiration: 86400 }
         }),
         received({ remoteJid: "15551234567@s.whatsapp.net", id: "R1" }, { reactionMessage: { text: "👍", key: { id: "3EB0OLD" } } }),
         received({ remoteJid: "120363012345678901@g.us", participant: "15551234567@s.whatsapp.net", id: "K1" }, {
@@ -148,13 +149,13 @@ describe("Baileys messages.upsert → MessageReceived", () => {
       expect(message.error?.message).toContain("Bad MAC")
     }))
 
-  it.effect("content the gateway cannot show yet (a sticker) is surfaced as unknown, naming the type", () =>
+  it.effect("content the gateway cannot show yet (an event invitation) is surfaced as unknown, naming the type", () =>
     Effect.gen(function*() {
       const message = receivedMessage(only(yield* upsert([
-        received({ remoteJid: "15551234567@s.whatsapp.net", id: "I1" }, { stickerMessage: { mimetype: "image/webp", fileLength: 99 } })
+        received({ remoteJid: "15551234567@s.whatsapp.net", id: "I1" }, { eventMessage: { name: "Party", startTime: T } })
       ])))
       expect(message).toMatchObject({ type: "unknown", text: null, error: { code: "UNSUPPORTED_CONTENT" } })
-      expect(message.error?.message).toContain("stickerMessage")
+      expect(message.error?.message).toContain("eventMessage")
       expect(message.media).toBeUndefined()
     }))
 })

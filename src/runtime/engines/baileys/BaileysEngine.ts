@@ -1,4 +1,3 @@
-import { notYetMessages, notYetPresence } from "../notYetSupported.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import {
   type BaileysEventMap,
@@ -31,7 +30,10 @@ import { SilenceSignalChatter } from "./signalChatter.js"
 import { fromUpdates, fromUpsert } from "./messages.js"
 import { redactProxyUrl } from "../../../domain/Session.js"
 import { acquireNetworkAgents, socketConfigOf } from "./agents.js"
-import { contentOf, downloadMedia, sendErrorOf, socketTransfer } from "./media.js"
+import { downloadMedia, sendErrorOf, socketTransfer } from "./media.js"
+import { contentOf } from "./outbound.js"
+import { keyOf, makeMessageActions } from "./messageActions.js"
+import { fromPresence, makePresenceOperations } from "./presence.js"
 import { fromReactions } from "./reactions.js"
 import { makeChannelOperations } from "./channels.js"
 import { fromContacts, fromLidPairs, makeContactOperations } from "./contacts.js"
@@ -72,6 +74,7 @@ type ListenedEvent =
   | "contacts.upsert"
   | "contacts.update"
   | "lid-mapping.update"
+  | "presence.update"
 
 /** The Baileys events the engine listens to, in the order they happened. */
 type RawEvent =
@@ -175,6 +178,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
     listen("contacts.upsert")
     listen("contacts.update")
     listen("lid-mapping.update")
+    listen("presence.update")
 
     const mappingStore: PhoneOfLid = (lid) =>
       Effect.tryPromise(() => sock.signalRepository.lidMapping.getPNForLID(lid)).pipe(
@@ -205,7 +209,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
         case "connection.update":
           return Effect.map(Clock.currentTimeMillis, (now) => connectionEvents(event.data, now))
         case "messages.upsert":
-          return fromUpsert(event.data, phoneOfLid)
+          return fromUpsert(event.data, phoneOfLid, { lookupPoll: options.lookupPoll, me: () => state.creds.me })
         case "messages.update":
           return Effect.succeed(fromUpdates(event.data))
         case "messages.reaction":
@@ -225,6 +229,8 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
           return fromContacts(event.data, phoneOfLid)
         case "lid-mapping.update":
           return Effect.succeed(fromLidPairs([event.data]))
+        case "presence.update":
+          return fromPresence(event.data, phoneOfLid)
         case "group.members":
           // kept where Baileys looks up LIDs (sends, decryption, our own lookups) before reporting
           return Effect.promise(() => sock.signalRepository.lidMapping.storeLIDPNMappings([...event.data]).catch(() => undefined)).pipe(
@@ -275,8 +281,8 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
       channels: makeChannelOperations(sock),
       labels: makeLabelOperations(sock, () => state.creds, labelRegistry),
       contacts: makeContactOperations(sock),
-      messages: notYetMessages,
-      presence: notYetPresence
+      messages: makeMessageActions(sock, () => state.creds.me),
+      presence: makePresenceOperations(sock, () => state.creds.me)
     } satisfies EngineConnection
   })
 
@@ -290,12 +296,12 @@ const send = (sock: WASocket, options: ConnectOptions, command: SendCommand) =>
     const quoted = command.quotedEngineMessageId === undefined
       ? undefined
       : yield* quotedMessage(options, command.quotedEngineMessageId)
-    const mentions = command.mentions?.map(toWireJid)
+    const mentions = command.mentions?.map(toWireJid) ?? []
     const sent = yield* Effect.tryPromise({
       try: () =>
         sock.sendMessage(
           jid,
-          contentOf(command.content, mentions),
+          contentOf(command.content, { mentions, forwarded: command.forwarded === true }),
           { messageId: command.engineMessageId, ...(quoted === undefined ? {} : { quoted }) }
         ),
       catch: sendErrorOf
@@ -317,16 +323,10 @@ const quotedMessage = (options: ConnectOptions, engineMessageId: string) =>
     })
   }))
 
-/** A reaction names its message by key: who wrote it (in groups, the participant) and its id. */
+/** A reaction names its message by key (see `keyOf`). */
 const react = (sock: WASocket, { chatId, emoji, target }: ReactCommand) =>
   Effect.tryPromise({
-    try: () => {
-      const jid = toWireJid(chatId)
-      const participant = jid.endsWith("@g.us") && !target.fromMe ? { participant: toWireJid(target.from) } : {}
-      return sock.sendMessage(jid, {
-        react: { text: emoji, key: { remoteJid: jid, fromMe: target.fromMe, id: target.engineMessageId, ...participant } }
-      })
-    },
+    try: () => sock.sendMessage(toWireJid(chatId), { react: { text: emoji, key: keyOf(chatId, target) } }),
     catch: (error) => engineErrorOf("REACT", error)
   }).pipe(Effect.asVoid)
 

@@ -59,8 +59,8 @@ const refuse = (refusal: "conflict", code: string, message: string, transient = 
 export const notABusiness = () =>
   refuse("conflict", "NOT_A_BUSINESS_ACCOUNT", "labels exist on WhatsApp Business accounts only")
 
-/** Baileys' app-state failures: no keys yet is a state of the account, worth retrying later. */
-export const labelErrorOf = (operation: string) => (error: unknown): EngineError =>
+/** Baileys' app-state failures (labels, stars): no keys yet is a state of the account, worth retrying later. */
+export const appStateErrorOf = (operation: string) => (error: unknown): EngineError =>
   error instanceof Error && /app state key not present/i.test(error.message)
     ? refuse("conflict", "APP_STATE_NOT_READY", "the phone has not shared its app-state keys yet; try again shortly", true)
     : iqFailureOf(operation, error)
@@ -82,7 +82,7 @@ export const makeLabelOperations = (sock: LabelSocket, creds: () => LabelCreds, 
   /** A label operation: refused on consumer accounts, its failure as an engine error. */
   const patch = <A>(operation: string, run: () => Promise<A>) =>
     Effect.flatMap(isBusiness, (yes) =>
-      yes ? Effect.tryPromise({ try: run, catch: labelErrorOf(operation) }) : Effect.fail(notABusiness()))
+      yes ? Effect.tryPromise({ try: run, catch: appStateErrorOf(operation) }) : Effect.fail(notABusiness()))
 
   return {
     create: (name, color) =>

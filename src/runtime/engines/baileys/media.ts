@@ -1,7 +1,7 @@
-import { type AnyMessageContent, downloadMediaMessage, type proto, type WAMessage, type WASocket } from "@whiskeysockets/baileys"
+import { type AnyMediaMessageContent, downloadMediaMessage, type proto, type WAMessage, type WASocket } from "@whiskeysockets/baileys"
 import { type Duration, Effect } from "effect"
 import type { Dispatcher } from "undici"
-import { EngineError, type InboundMedia, type MediaKind, type OutboundContent } from "../../Engine.js"
+import { EngineError, type InboundMedia, type MediaKind, type OutboundMedia } from "../../Engine.js"
 import { fetchOptionsOf } from "./agents.js"
 import { engineErrorOf, statusCodeOf } from "./disconnect.js"
 
@@ -13,14 +13,11 @@ import { engineErrorOf, statusCodeOf } from "./disconnect.js"
 
 // --- Outbound -----------------------------------------------------------------------------
 
-/** The gateway's content in Baileys' terms (media goes as a Buffer: Baileys encrypts and uploads it). */
-export const contentOf = (content: OutboundContent, mentions: ReadonlyArray<string> | undefined): AnyMessageContent => {
-  const mentioned = mentions === undefined || mentions.length === 0 ? {} : { mentions: [...mentions] }
-  if (content.type === "text") return { text: content.text, ...mentioned }
-  if (content.type !== "media") throw new Error("not yet")
-  const { caption, data, filename, kind, mimetype, ptt } = content.media
+/** Media to send in Baileys' terms: the bytes go as a Buffer, Baileys encrypts and uploads them. */
+export const mediaMessageOf = (media: OutboundMedia, mentions: ReadonlyArray<string>): AnyMediaMessageContent => {
+  const { caption, data, filename, kind, mimetype, ptt } = media
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-  const captioned = caption === null ? {} : { caption, ...mentioned }
+  const captioned = caption === null ? {} : { caption, ...(mentions.length === 0 ? {} : { mentions: [...mentions] }) }
   switch (kind) {
     case "image":
       return { image: bytes, mimetype, ...captioned }
@@ -31,6 +28,7 @@ export const contentOf = (content: OutboundContent, mentions: ReadonlyArray<stri
     case "document":
       return { document: bytes, mimetype, fileName: filename ?? "file", ...captioned }
     case "sticker":
+      // Stickers carry no caption; WhatsApp shows WebP (the gateway converts other images on intake).
       return { sticker: bytes, mimetype }
   }
 }
@@ -50,12 +48,15 @@ export const sendErrorOf = (error: unknown): EngineError =>
 
 // --- Inbound ------------------------------------------------------------------------------
 
-/** The kinds the gateway shows, by the field WhatsApp carries them in (stickers are not among them). */
-const mediaFields: ReadonlyArray<readonly [MediaKind, "imageMessage" | "videoMessage" | "audioMessage" | "documentMessage"]> = [
+/** The media kinds, by the field WhatsApp carries them in. */
+const mediaFields: ReadonlyArray<
+  readonly [MediaKind, "imageMessage" | "videoMessage" | "audioMessage" | "documentMessage" | "stickerMessage"]
+> = [
   ["image", "imageMessage"],
   ["video", "videoMessage"],
   ["audio", "audioMessage"],
-  ["document", "documentMessage"]
+  ["document", "documentMessage"],
+  ["sticker", "stickerMessage"]
 ]
 
 /** What a received media message says about its media (everything of `InboundMedia` but `ref`). */
@@ -68,7 +69,7 @@ export interface MediaContent {
   readonly ptt: boolean
 }
 
-/** The fields the four kinds share, as far as each has them. */
+/** The fields the media kinds share, as far as each has them. */
 interface MediaFields {
   readonly caption?: string | null
   readonly mimetype?: string | null
@@ -93,7 +94,7 @@ export const mediaContentOf = (content: proto.IMessage): MediaContent | null => 
     if (media == null) continue
     return {
       kind,
-      // Audio has no caption field.
+      // Audio and stickers have no caption field.
       caption: nonEmpty(media.caption),
       mimetype: nonEmpty(media.mimetype) ?? "application/octet-stream",
       filename: kind === "document" ? nonEmpty(media.fileName) : null,

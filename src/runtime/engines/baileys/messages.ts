@@ -6,10 +6,13 @@ import {
   type WAMessageUpdate
 } from "@whiskeysockets/baileys"
 import { Effect } from "effect"
-import type { MessageStatus } from "../../../domain/Message.js"
+import type { ContactCard, LinkPreview, Location, MessageStatus } from "../../../domain/Message.js"
 import { EngineEvent, type InboundMessage } from "../../Engine.js"
+import type { PollDefinition } from "../../EngineMessageActions.js"
 import { isStatusBroadcast, noPhoneLookup, type PhoneOfLid, senderIdsOf } from "./jids.js"
 import { type MediaContent, mediaContentOf, mediaRefOf } from "./media.js"
+import { actionEventsOf, noPolls, type PollLookup } from "./messageEvents.js"
+import { contactsOf, isForwarded, linkPreviewOf, locationOf, pollOf } from "./messageKinds.js"
 
 /**
  * Baileys message events → the engine's events. Pure apart from the LID → phone lookup, so
@@ -65,18 +68,23 @@ const statusChanged = (id: string, status: number | null | undefined, stubParame
 
 /** Content that is bookkeeping of the protocol, not something a person sent. */
 const protocolOnlyKeys = new Set(["messageContextInfo", "senderKeyDistributionMessage"])
+/** Acts on another message (edits, revokes, reactions, votes, pins: see `messageEvents.ts`), or is none. */
 const notAMessageKeys = new Set([
   "protocolMessage",
   "reactionMessage",
   "pollUpdateMessage",
   "keepInChatMessage",
   "encReactionMessage",
-  "editedMessage"
+  "editedMessage",
+  "pinInChatMessage"
 ])
 
 type Readable =
-  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "text"; readonly text: string; readonly linkPreview: LinkPreview | null }
   | { readonly kind: "media"; readonly media: MediaContent }
+  | { readonly kind: "location"; readonly location: Location }
+  | { readonly kind: "contacts"; readonly contacts: ReadonlyArray<ContactCard> }
+  | { readonly kind: "poll"; readonly poll: PollDefinition }
   | { readonly kind: "unsupported"; readonly contentType: string }
   | { readonly kind: "ignore" }
 
@@ -85,12 +93,18 @@ export const readContent = (message: proto.IMessage | null | undefined): Readabl
   const content = normalizeMessageContent(message)
   if (content == null) return { kind: "ignore" }
   if (typeof content.conversation === "string" && content.conversation !== "") {
-    return { kind: "text", text: content.conversation }
+    return { kind: "text", text: content.conversation, linkPreview: null }
   }
-  const extended = content.extendedTextMessage?.text
-  if (typeof extended === "string") return { kind: "text", text: extended }
+  const extended = content.extendedTextMessage
+  if (typeof extended?.text === "string") return { kind: "text", text: extended.text, linkPreview: linkPreviewOf(extended) }
   const media = mediaContentOf(content)
   if (media !== null) return { kind: "media", media }
+  const location = locationOf(content)
+  if (location !== null) return { kind: "location", location }
+  const contacts = contactsOf(content)
+  if (contacts !== null) return { kind: "contacts", contacts }
+  const poll = pollOf(content, message)
+  if (poll !== null) return { kind: "poll", poll }
   const keys = Object.keys(content).filter((key) => (content as Record<string, unknown>)[key] != null)
   if (keys.some((key) => notAMessageKeys.has(key))) return { kind: "ignore" }
   const substantive = keys.filter((key) => !protocolOnlyKeys.has(key))
@@ -116,7 +130,9 @@ export const inboundOf = (message: WAMessage, phoneOfLid: PhoneOfLid = noPhoneLo
     if (readable !== null && readable.kind === "ignore") return null
     const ids = yield* senderIdsOf(key, phoneOfLid)
     if (ids === null) return null
-    const base = { engineMessageId: id, ...ids, timestamp: timestampOf(message) }
+    const content = normalizeMessageContent(message.message)
+    const forwarded = content != null && isForwarded(content) ? { forwarded: true } : {}
+    const base = { engineMessageId: id, ...ids, timestamp: timestampOf(message), ...forwarded }
     if (readable === null) {
       const reason = Array.isArray(message.messageStubParameters) ? message.messageStubParameters.map(String).join("; ") : ""
       return {
@@ -126,10 +142,21 @@ export const inboundOf = (message: WAMessage, phoneOfLid: PhoneOfLid = noPhoneLo
         error: { code: "DECRYPTION_FAILED", message: `baileys: the message could not be decrypted${reason === "" ? "" : ` (${reason})`}` }
       } satisfies InboundMessage
     }
-    if (readable.kind === "text") return { ...base, type: "text", text: readable.text } satisfies InboundMessage
-    if (readable.kind === "media") {
-      const { caption, kind, ...media } = readable.media
-      return { ...base, type: kind, text: null, caption, media: { ...media, ref: mediaRefOf(message) } } satisfies InboundMessage
+    switch (readable.kind) {
+      case "text": {
+        const preview = readable.linkPreview === null ? {} : { linkPreview: readable.linkPreview }
+        return { ...base, type: "text", text: readable.text, ...preview } satisfies InboundMessage
+      }
+      case "media": {
+        const { caption, kind, ...media } = readable.media
+        return { ...base, type: kind, text: null, caption, media: { ...media, ref: mediaRefOf(message) } } satisfies InboundMessage
+      }
+      case "location":
+        return { ...base, type: "location", text: null, location: readable.location } satisfies InboundMessage
+      case "contacts":
+        return { ...base, type: "contact", text: null, contacts: readable.contacts } satisfies InboundMessage
+      case "poll":
+        return { ...base, type: "poll", text: null, poll: readable.poll } satisfies InboundMessage
     }
     return {
       ...base,
@@ -143,14 +170,24 @@ export const inboundOf = (message: WAMessage, phoneOfLid: PhoneOfLid = noPhoneLo
  * `messages.upsert`: new messages from others, and the echoes of our own sends. An echo is no
  * new message, but its `status` counts: when a receipt lands while the upsert is still
  * buffered, Baileys merges the status into the upsert and fires no `messages.update`.
+ * Edits, revokes, pins and poll votes of others arrive here too, as messages of their own.
  */
-export const fromUpsert = (upsert: BaileysEventMap["messages.upsert"], phoneOfLid: PhoneOfLid = noPhoneLookup) =>
+export const fromUpsert = (
+  upsert: BaileysEventMap["messages.upsert"],
+  phoneOfLid: PhoneOfLid = noPhoneLookup,
+  polls: PollLookup = noPolls
+) =>
   Effect.gen(function*() {
     const events: Array<EngineEvent> = []
     for (const message of upsert.messages) {
       if (message.key.fromMe) {
         const changed = message.key.id ? statusChanged(message.key.id, message.status, message.messageStubParameters) : null
         if (changed !== null) events.push(changed)
+        continue
+      }
+      const actions = yield* actionEventsOf(message, phoneOfLid, polls)
+      if (actions !== null) {
+        events.push(...actions)
         continue
       }
       const inbound = yield* inboundOf(message, phoneOfLid)

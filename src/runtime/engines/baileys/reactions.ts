@@ -15,7 +15,7 @@ import { noPhoneLookup, type PhoneOfLid, senderIdsOf } from "./jids.js"
  */
 
 /** Milliseconds as WhatsApp sends them (a Long, or a number when built by hand); now when absent. */
-const dateOfMillis = (millis: number | { toString(): string } | null | undefined): Date => {
+export const dateOfMillis = (millis: number | { toString(): string } | null | undefined): Date => {
   const value = millis == null ? 0 : Number(millis.toString())
   return Number.isFinite(value) && value > 0 ? new Date(value) : new Date()
 }
