@@ -6,14 +6,14 @@
  * Imports of the server are type-only: none of its code (nor effect) reaches the browser. Only
  * domain modules free of Node imports can be named here: this type check has no Node types.
  */
-import type * as ApiKeys from "../../src/domain/ApiKey"
-import type * as Audit from "../../src/domain/Audit"
-import type * as Errors from "../../src/domain/Errors"
-import type * as Events from "../../src/domain/Events"
-import type * as Messages from "../../src/domain/Message"
-import type * as Pages from "../../src/domain/Pagination"
-import type * as Sessions from "../../src/domain/Session"
-import type * as Webhooks from "../../src/domain/Webhook"
+import type * as ApiKeys from "../../src/domain/ApiKey.js"
+import type * as Audit from "../../src/domain/Audit.js"
+import type * as Errors from "../../src/domain/Errors.js"
+import type * as Events from "../../src/domain/Events.js"
+import type * as Messages from "../../src/domain/Message.js"
+import type * as Pages from "../../src/domain/Pagination.js"
+import type * as Sessions from "../../src/domain/Session.js"
+import type * as Webhooks from "../../src/domain/Webhook.js"
 
 export type SessionStatus = typeof Sessions.SessionStatus.Encoded
 export type Session = typeof Sessions.Session.Encoded
