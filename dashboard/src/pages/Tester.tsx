@@ -120,8 +120,8 @@ export const Tester = () => {
           </Field>
         )}
         <div class="form-row">
-          <Field label="Typing first (ms or auto)" narrow>
-            <input data-testid="tester-typing" value={draft.typing} placeholder="none" pattern="auto|[0-9]{1,5}"
+          <Field label="Typing first" narrow>
+            <input data-testid="tester-typing" value={draft.typing} placeholder="ms or auto" pattern="auto|[0-9]{1,5}"
               title="milliseconds (0 to 30000), or auto" onInput={(event) => change({ typing: event.currentTarget.value })} />
           </Field>
           {kind === "text" && (
