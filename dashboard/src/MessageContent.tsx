@@ -52,7 +52,7 @@ const Marks = ({ message }: { message: Message }) => {
   if (message.editedAt !== null) marks.push(["edited", "✎ edited", message.editedAt])
   if (message.revoked) marks.push(["revoked", "deleted", undefined])
   if (message.starred) marks.push(["starred", "★ starred", undefined])
-  if (message.pinned) marks.push(["pinned", "📌 pinned", undefined])
+  if (message.pinned) marks.push(["pinned", "pinned", undefined])
   if (marks.length === 0) return null
   return (
     <p class="marks">
@@ -70,7 +70,8 @@ const LocationView = ({ location }: { location: Location }) => {
   const link = webUrl(location.url)
   return (
     <div class="location" data-testid="message-location">
-      📍 {location.name !== null && <strong>{location.name}</strong>}
+      <span class="muted small">Location</span>{" "}
+      {location.name !== null && <strong>{location.name}</strong>}
       {location.address !== null && <span> {location.address}</span>}{" "}
       <a href={mapLink(location)} target="_blank" rel="noopener noreferrer" class="mono" data-testid="message-location-map">
         {location.latitude}, {location.longitude}
@@ -84,7 +85,7 @@ const ContactsView = ({ contacts }: { contacts: ReadonlyArray<ContactCard> }) =>
   <ul class="contacts" data-testid="message-contacts">
     {contacts.map((contact, index) => (
       <li key={index} data-testid="message-contact">
-        👤 <strong>{contact.name}</strong>
+        <strong>{contact.name}</strong>
         {contact.phone !== null && <span class="mono"> {contact.phone}</span>}
         {contact.organization !== null && <span> · {contact.organization}</span>}
         {contact.email !== null && <span> · {contact.email}</span>}
@@ -96,7 +97,7 @@ const ContactsView = ({ contacts }: { contacts: ReadonlyArray<ContactCard> }) =>
 const PollView = ({ poll }: { poll: PollResults }) => (
   <div class="poll" data-testid="message-poll">
     <p>
-      📊 <strong>{poll.name}</strong>{" "}
+      <span class="muted small">Poll</span> <strong>{poll.name}</strong>{" "}
       <span class="muted small">
         ({poll.selectableCount === 0 ? "any number of choices" : `up to ${poll.selectableCount} choice${poll.selectableCount === 1 ? "" : "s"}`},{" "}
         {poll.totalVoters} voter{poll.totalVoters === 1 ? "" : "s"})
