@@ -6,11 +6,12 @@
  */
 import {
   ApiError, type ApiKey, type ApiKeyInput, type AuditRecord, type CreatedApiKey, type CreatedWebhook,
-  type CreateSessionRequest, type Delivery, type ErrorBody, type ListBody, type MediaKind, type Me,
+  type CreateSessionRequest, type Delivery, type ErrorBody, type ListBody, type Me,
   type Message, type PageOf, type PairingCode, type PairingCodeRequest, type ProxyView, type QrCode,
-  type SendResult, type SendTextRequest, type Session, type SetProxyRequest, type TestResult,
+  type SendResult, type Session, type SetProxyRequest, type TestResult,
   type Webhook, type WebhookInput, type WebhookUpdate
 } from "./model"
+import type { SendRequest } from "./sendRequests"
 
 export * from "./model"
 
@@ -178,6 +179,13 @@ export const listPage = async <T>(path: string, page: number, limit: number, que
 
 const enc = encodeURIComponent
 
+const formOf = ({ fields, file }: { readonly fields: Readonly<Record<string, string>>; readonly file: File }) => {
+  const form = new FormData()
+  for (const [name, value] of Object.entries(fields)) form.set(name, value)
+  form.set("file", file, file.name)
+  return form
+}
+
 export const api = {
   /** Checks a key before it is kept: `GET /api/sessions?limit=1`. */
   checkKey: (key: string) => request<unknown>("GET", "/sessions", { query: { limit: 1 }, key }),
@@ -200,10 +208,9 @@ export const api = {
   },
 
   messages: {
-    sendText: (sessionId: string, chatId: string, text: string) =>
-      request<SendResult>("POST", `/sessions/${enc(sessionId)}/messages/send-text`, { json: { chatId, text } satisfies SendTextRequest }),
-    sendMedia: (sessionId: string, kind: MediaKind, form: FormData) =>
-      request<SendResult>("POST", `/sessions/${enc(sessionId)}/messages/send-${kind}`, { form }),
+    /** Any send: its JSON body, or a media file as multipart/form-data. */
+    send: (sessionId: string, send: SendRequest) =>
+      request<SendResult>("POST", `/sessions/${enc(sessionId)}/messages/${send.endpoint}`, "json" in send ? { json: send.json } : { form: formOf(send) }),
     get: (sessionId: string, messageId: string) =>
       request<Message>("GET", `/sessions/${enc(sessionId)}/messages/${enc(messageId)}`),
     page: (sessionId: string, page: number, limit: number, query?: Query) =>

@@ -6,14 +6,14 @@
  * Imports of the server are type-only: none of its code (nor effect) reaches the browser. Only
  * domain modules free of Node imports can be named here: this type check has no Node types.
  */
-import type * as ApiKeys from "../../src/domain/ApiKey"
-import type * as Audit from "../../src/domain/Audit"
-import type * as Errors from "../../src/domain/Errors"
-import type * as Events from "../../src/domain/Events"
-import type * as Messages from "../../src/domain/Message"
-import type * as Pages from "../../src/domain/Pagination"
-import type * as Sessions from "../../src/domain/Session"
-import type * as Webhooks from "../../src/domain/Webhook"
+import type * as ApiKeys from "../../src/domain/ApiKey.js"
+import type * as Audit from "../../src/domain/Audit.js"
+import type * as Errors from "../../src/domain/Errors.js"
+import type * as Events from "../../src/domain/Events.js"
+import type * as Messages from "../../src/domain/Message.js"
+import type * as Pages from "../../src/domain/Pagination.js"
+import type * as Sessions from "../../src/domain/Session.js"
+import type * as Webhooks from "../../src/domain/Webhook.js"
 
 export type SessionStatus = typeof Sessions.SessionStatus.Encoded
 export type Session = typeof Sessions.Session.Encoded
@@ -37,6 +37,16 @@ export const sessionStatuses = Object.keys(statusesInOrder) as ReadonlyArray<Ses
 export type MediaKind = typeof Messages.MediaKind.Encoded
 export type Message = typeof Messages.Message.Encoded
 export type SendTextRequest = typeof Messages.SendTextRequest.Encoded
+export type SendMediaRequest = typeof Messages.SendMediaRequest.Encoded
+export type SendLocationRequest = typeof Messages.SendLocationRequest.Encoded
+export type SendContactRequest = typeof Messages.SendContactRequest.Encoded
+export type ContactInput = typeof Messages.ContactInput.Encoded
+export type SendPollRequest = typeof Messages.SendPollRequest.Encoded
+export type TypingMs = typeof Messages.TypingMs.Encoded
+export type Location = typeof Messages.Location.Encoded
+export type ContactCard = typeof Messages.ContactCard.Encoded
+export type PollResults = typeof Messages.PollResults.Encoded
+export type LinkPreview = typeof Messages.LinkPreview.Encoded
 export type SendResult = typeof Messages.SendResult.Encoded
 
 export type Webhook = typeof Webhooks.Webhook.Encoded
@@ -69,7 +79,8 @@ type SubscribableKind = Exclude<EventKind, "webhook.test">
 const kindsInOrder: Record<SubscribableKind, true> = {
   "session.status": true, "session.qr": true,
   "message.received": true, "message.sent": true, "message.ack": true, "message.failed": true,
-  "message.reaction": true, "message.revoked": true,
+  "message.reaction": true, "message.revoked": true, "message.edited": true,
+  "poll.vote": true, "presence.update": true,
   "group.join": true, "group.leave": true, "group.update": true, "group.participants": true,
   "label.update": true
 }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, type Message, type PageOf } from "../api"
+import { MessageContent } from "../MessageContent"
 import { useSessionList } from "../sessionList"
 import { ErrorBox, Field, Pager, StatusBadge, Time, useAction } from "../ui"
 
@@ -9,12 +10,6 @@ interface Filters {
   readonly sessionId: string
   readonly chatId: string
   readonly direction: "" | "in" | "out"
-}
-
-const summary = (message: Message) => {
-  if (message.text) return message.text
-  const media = message.media ? `[${message.type}: ${message.media.filename ?? message.media.mimetype}]` : ""
-  return [media, message.caption ?? ""].filter((part) => part !== "").join(" ") || `[${message.type}]`
 }
 
 /** Message history of a session, filtered by chat and direction, a page at a time. */
@@ -116,7 +111,7 @@ export const Messages = () => {
                       <td data-label="Chat" class="mono">{message.chatId}</td>
                       <td data-label="Type">{message.type}</td>
                       <td data-label="Content" class="content-cell">
-                        {summary(message)}
+                        <MessageContent message={message} />
                         {message.reactions.length > 0 && (
                           <span class="reactions"> {message.reactions.map((reaction) => reaction.emoji).join(" ")}</span>
                         )}

@@ -1,23 +1,25 @@
 import { useEffect, useState } from "preact/hooks"
-import { api, type MediaKind, type Message, type SendResult, toApiError } from "../api"
+import { api, type Message, type SendResult, toApiError } from "../api"
+import { MessageContent } from "../MessageContent"
+import { emptyDraft, requestOf, type SendDraft, type SendKind } from "../sendRequests"
 import { useSessionList } from "../sessionList"
 import { ErrorBox, Field, StatusBadge, Time, useAction } from "../ui"
+import { ContactFields, LocationFields, MediaFields, PollFields } from "./TesterFields"
 
-type Kind = "text" | MediaKind
+const kinds: ReadonlyArray<[SendKind, string]> = [
+  ["text", "Text"], ["image", "Image"], ["video", "Video"], ["audio", "Audio"], ["document", "Document"],
+  ["sticker", "Sticker"], ["location", "Location"], ["contact", "Contact card"], ["poll", "Poll"]
+]
 
 const POLL_MS = 500
 const WATCH_MS = 30_000
 const finalStatuses = new Set(["read", "played", "failed"])
 
-/** Sends one message (text or a file) and follows its status until it is read, fails, or 30 s pass. */
+/** Sends one message of any kind and follows its status until it is read, fails, or 30 s pass. */
 export const Tester = () => {
   const { sessions, error: listError } = useSessionList()
   const [sessionId, setSessionId] = useState("")
-  const [chatId, setChatId] = useState("")
-  const [kind, setKind] = useState<Kind>("text")
-  const [text, setText] = useState("")
-  const [file, setFile] = useState<File | null>(null)
-  const [ptt, setPtt] = useState(false)
+  const [draft, setDraft] = useState<SendDraft>(emptyDraft)
   const [sent, setSent] = useState<SendResult | null>(null)
   const [message, setMessage] = useState<Message | null>(null)
   const [watching, setWatching] = useState(false)
@@ -63,19 +65,13 @@ export const Tester = () => {
     event.preventDefault()
     setSent(null)
     setMessage(null)
-    const result = await run("send", () => {
-      if (kind === "text") return api.messages.sendText(sessionId, chatId.trim(), text)
-      if (file === null) throw new Error("choose a file to send")
-      const form = new FormData()
-      form.set("chatId", chatId.trim())
-      if (text.trim() !== "") form.set("caption", text)
-      if (kind === "audio" && ptt) form.set("ptt", "true")
-      form.set("file", file, file.name)
-      return api.messages.sendMedia(sessionId, kind, form)
-    })
+    const result = await run("send", () => api.messages.send(sessionId, requestOf(draft)))
     if (result !== undefined) setSent(result)
   }
 
+  const change = (patch: Partial<SendDraft>) => setDraft((current) => ({ ...current, ...patch }))
+  const { kind } = draft
+  const carriesText = kind !== "sticker" && kind !== "location" && kind !== "contact" && kind !== "poll"
   const status = message?.status ?? sent?.status
   const selected = sessions?.find((session) => session.id === sessionId)
 
@@ -103,38 +99,39 @@ export const Tester = () => {
             </p>
           )}
           <Field label="Chat id or phone number">
-            <input data-testid="tester-chat" value={chatId} required placeholder="15551234567 or …@g.us"
-              onInput={(event) => setChatId(event.currentTarget.value)} />
+            <input data-testid="tester-chat" value={draft.chatId} required placeholder="15551234567 or …@g.us"
+              onInput={(event) => change({ chatId: event.currentTarget.value })} />
           </Field>
           <Field label="Kind">
-            <select data-testid="tester-kind" value={kind} onChange={(event) => setKind(event.currentTarget.value as Kind)}>
-              <option value="text">Text</option>
-              <option value="image">Image</option>
-              <option value="video">Video</option>
-              <option value="audio">Audio</option>
-              <option value="document">Document</option>
+            <select data-testid="tester-kind" value={kind} onChange={(event) => change({ kind: event.currentTarget.value as SendKind })}>
+              {kinds.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
             </select>
           </Field>
         </div>
-        {kind !== "text" && (
-          <div class="form-row">
-            <Field label="File" wide>
-              <input type="file" data-testid="tester-file" required
-                accept={kind === "image" ? "image/jpeg,image/png,image/webp" : kind === "video" ? "video/mp4,video/3gpp" : kind === "audio" ? "audio/*" : undefined}
-                onChange={(event) => setFile(event.currentTarget.files?.[0] ?? null)} />
-            </Field>
-            {kind === "audio" && (
-              <label class="check">
-                <input type="checkbox" data-testid="tester-ptt" checked={ptt} onChange={(event) => setPtt(event.currentTarget.checked)} />
-                Voice note
-              </label>
-            )}
-          </div>
+        {kind === "location" ? <LocationFields draft={draft} change={change} />
+          : kind === "contact" ? <ContactFields draft={draft} change={change} />
+          : kind === "poll" ? <PollFields draft={draft} change={change} />
+          : kind === "text" ? null
+          : <MediaFields kind={kind} draft={draft} change={change} />}
+        {carriesText && (
+          <Field label={kind === "text" ? "Text" : "Caption (optional)"} wide>
+            <textarea data-testid="tester-text" rows={3} value={draft.text} required={kind === "text"}
+              onInput={(event) => change({ text: event.currentTarget.value })} />
+          </Field>
         )}
-        <Field label={kind === "text" ? "Text" : "Caption (optional)"} wide>
-          <textarea data-testid="tester-text" rows={3} value={text} required={kind === "text"}
-            onInput={(event) => setText(event.currentTarget.value)} />
-        </Field>
+        <div class="form-row">
+          <Field label="Typing first" narrow>
+            <input data-testid="tester-typing" value={draft.typing} placeholder="ms or auto" pattern="auto|[0-9]{1,5}"
+              title="milliseconds (0 to 30000), or auto" onInput={(event) => change({ typing: event.currentTarget.value })} />
+          </Field>
+          {kind === "text" && (
+            <label class="check">
+              <input type="checkbox" data-testid="tester-link-preview" checked={draft.linkPreview}
+                onChange={(event) => change({ linkPreview: event.currentTarget.checked })} />
+              Link preview
+            </label>
+          )}
+        </div>
         <div>
           <button type="submit" class="primary" data-testid="tester-send" disabled={busy === "send" || sessionId === ""}>
             {busy === "send" ? "Sending…" : "Send"}
@@ -161,6 +158,7 @@ export const Tester = () => {
               </>
             )}
           </dl>
+          {message && <MessageContent message={message} />}
           {message && message.statusHistory.length > 0 && (
             <ol class="history" data-testid="tester-history">
               {message.statusHistory.map((change, index) => (
