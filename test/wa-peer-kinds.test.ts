@@ -17,7 +17,7 @@ import {
   type WAMessage,
   type WASocket
 } from "@whiskeysockets/baileys"
-import { contentOf, contextInfoOf, type ClientPresence, type FakeContact, type ReceivedMessage, type WaPeer } from "./support/wa-peer/index.js"
+import { contentOf, contextInfoOf, forwardedMessage, linkPreviewMessage, type ClientPresence, type FakeContact, type ReceivedMessage, type WaPeer } from "./support/wa-peer/index.js"
 import { RawClients, onEvent, useRawPeer } from "./support/wa-peer/raw-client.js"
 
 const ALICE = "15551230001"
@@ -119,17 +119,21 @@ describe("wa-peer kinds: client → contact, recorded whole", () => {
   it("an edit, a pin and a revoke name the target, with the stanza's edit attribute", async () => {
     const { sock, bob } = await aliceAndBob()
     const { sent } = await sendToBob(sock, bob, { text: "tpyo" })
-    const edit = await sendToBob(sock, bob, { text: "typo", edit: sent.key })
-    expect(edit.received).toMatchObject({ kind: "edit", edit: "1" })
+    // a copy: Baileys' event buffer may merge a later update (the revoke's key) into the very
+    // WAMessage sendMessage returned
+    const key = { ...sent.key }
+    const targetId = key.id!
+    const edit = await sendToBob(sock, bob, { text: "typo", edit: key })
+    expect(edit.received).toMatchObject({ kind: "edit", edit: "1", target: targetId, editedText: "typo" })
     const protocol = contentOf(edit.received.message).protocolMessage!
-    expect(protocol).toMatchObject({ type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, key: { id: sent.key.id, fromMe: true }, editedMessage: { extendedTextMessage: { text: "typo" } } })
-    const pin = await sendToBob(sock, bob, { pin: sent.key, type: proto.PinInChat.Type.PIN_FOR_ALL, time: 604800 })
-    expect(pin.received).toMatchObject({ kind: "pin", edit: "2" })
-    expect(pin.received.message.pinInChatMessage).toMatchObject({ key: { id: sent.key.id }, type: proto.Message.PinInChatMessage.Type.PIN_FOR_ALL })
+    expect(protocol).toMatchObject({ type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, key: { id: targetId, fromMe: true }, editedMessage: { extendedTextMessage: { text: "typo" } } })
+    const pin = await sendToBob(sock, bob, { pin: key, type: proto.PinInChat.Type.PIN_FOR_ALL, time: 604800 })
+    expect(pin.received).toMatchObject({ kind: "pin", edit: "2", target: targetId })
+    expect(pin.received.message.pinInChatMessage).toMatchObject({ key: { id: targetId }, type: proto.Message.PinInChatMessage.Type.PIN_FOR_ALL })
     expect(pin.received.message.messageContextInfo?.messageAddOnDurationInSecs).toBe(604800)
-    const revoke = await sendToBob(sock, bob, { delete: sent.key })
-    expect(revoke.received).toMatchObject({ kind: "revoke", edit: "7" })
-    expect(revoke.received.message.protocolMessage).toMatchObject({ type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: sent.key.id } })
+    const revoke = await sendToBob(sock, bob, { delete: key })
+    expect(revoke.received).toMatchObject({ kind: "revoke", edit: "7", target: targetId })
+    expect(revoke.received.message.protocolMessage).toMatchObject({ type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: targetId } })
   })
 })
 
@@ -148,6 +152,16 @@ describe("wa-peer kinds: contact → client, read back by Baileys", () => {
     const sticker = await fromBob(sock, () => bob.sendSticker(ALICE, { bytes }))
     expect(sticker.message?.stickerMessage).toMatchObject({ mimetype: "image/webp", isAnimated: false })
     expect((await downloadMediaMessage(sticker, "buffer", { options: clients.fetchOptions })).equals(bytes)).toBe(true)
+  })
+
+  it("a forwarded text and a text with a link preview keep their fields", async () => {
+    const { sock, bob } = await aliceAndBob()
+    const forwarded = await fromBob(sock, () => bob.sendMessage(ALICE, forwardedMessage({ conversation: "pass it on" }, 4)))
+    expect(forwarded.message?.extendedTextMessage).toMatchObject({ text: "pass it on", contextInfo: { isForwarded: true, forwardingScore: 4 } })
+    const preview = await fromBob(sock, () =>
+      bob.sendMessage(ALICE, linkPreviewMessage({ text: "look https://example.org", url: "https://example.org", title: "Example", description: "A page" }))
+    )
+    expect(preview.message?.extendedTextMessage).toMatchObject({ text: "look https://example.org", matchedText: "https://example.org", title: "Example", description: "A page" })
   })
 
   it("an edit and a revoke surface as messages.update on the target", async () => {
@@ -169,11 +183,11 @@ describe("wa-peer kinds: contact → client, read back by Baileys", () => {
 
   it("a pin names the target as Bob sees it", async () => {
     const { sock, bob } = await aliceAndBob()
-    const { sent } = await sendToBob(sock, bob, { text: "pin me" })
-    const pin = await fromBob(sock, () => bob.pin(ALICE, sent.key.id!, { durationSeconds: 604_800 }))
-    expect(pin.message?.pinInChatMessage).toMatchObject({ key: { id: sent.key.id, fromMe: false }, type: proto.Message.PinInChatMessage.Type.PIN_FOR_ALL })
+    const targetId = (await sendToBob(sock, bob, { text: "pin me" })).sent.key.id!
+    const pin = await fromBob(sock, () => bob.pin(ALICE, targetId, { durationSeconds: 604_800 }))
+    expect(pin.message?.pinInChatMessage).toMatchObject({ key: { id: targetId, fromMe: false }, type: proto.Message.PinInChatMessage.Type.PIN_FOR_ALL })
     expect(pin.message?.messageContextInfo?.messageAddOnDurationInSecs).toBe(604_800)
-    const unpin = await fromBob(sock, () => bob.pin(ALICE, sent.key.id!, { pinned: false }))
+    const unpin = await fromBob(sock, () => bob.pin(ALICE, targetId, { pinned: false }))
     expect(unpin.message?.pinInChatMessage?.type).toBe(proto.Message.PinInChatMessage.Type.UNPIN_FOR_ALL)
   })
 
@@ -194,7 +208,7 @@ describe("wa-peer kinds: contact → client, read back by Baileys", () => {
     const voteId = "3EB0" + randomBytes(8).toString("hex").toUpperCase()
     await sock.relayMessage(bob.jid, { pollUpdateMessage: { pollCreationMessageKey: poll.key, vote: { encPayload, encIv }, senderTimestampMs: Date.now() } }, { messageId: voteId })
     const received = await receivedById(voteId)
-    expect(received.kind).toBe("poll-vote")
+    expect(received).toMatchObject({ kind: "poll-vote", target: pollId })
     expect(bob.votes()).toEqual([{ id: voteId, pollId, from: ALICE, options: ["Sushi"], unknown: 0, creator: "lid", voter: "lid" }])
   })
 })

@@ -39,6 +39,10 @@ export interface ReceivedMessage {
   readonly kind: MessageKind
   /** the stanza's `edit` attribute: "1" edit, "7" revoke ("8" by an admin), "2" pin */
   readonly edit: string | undefined
+  /** the id of the message an edit, revoke, pin, reaction or poll vote is about */
+  readonly target: string | undefined
+  /** an edit's new text (or caption) */
+  readonly editedText: string | undefined
   /** conversation / extended text, when the message is text */
   readonly text: string | undefined
   /** the media kind, when the message carries media (`peer.downloadMedia(m)` gets the bytes) */

@@ -43,7 +43,7 @@
  * ```
  *
  * Every kind of message (./kinds.ts, ./polls.ts, ./presence.ts). What clients send is recorded
- * whole (`m.message`, `m.kind`, `m.edit`; `contact.received()`), what contacts send is built as a
+ * whole (`m.message`, `m.kind`, `m.edit`, `m.target`, `m.editedText`; `contact.received()`), what contacts send is built as a
  * phone builds it; keys name targets from the sender's side:
  * ```ts
  * await bob.sendLocation(ALICE, { latitude: 52.37, longitude: 4.89, name: "Dam" })
@@ -88,6 +88,7 @@ export {
   contentOf,
   contextInfoOf,
   editMessage,
+  editedTextOf,
   forwardedMessage,
   kindOf,
   linkPreviewMessage,
@@ -95,6 +96,7 @@ export {
   phoneVcard,
   pinMessage,
   revokeMessage,
+  targetOf,
   type MessageKind,
   type OutgoingCard,
   type OutgoingLocation

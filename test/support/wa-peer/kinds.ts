@@ -60,6 +60,32 @@ export const kindOf = (message: proto.IMessage): MessageKind => {
   return "other"
 }
 
+/** The id of the message an edit, revoke, pin, reaction or poll vote is about. */
+export const targetOf = (message: proto.IMessage): string | undefined => {
+  const content = contentOf(message)
+  const key =
+    content.protocolMessage?.key ??
+    content.pinInChatMessage?.key ??
+    content.reactionMessage?.key ??
+    content.pollUpdateMessage?.pollCreationMessageKey
+  return key?.id ?? undefined
+}
+
+/** The new text of an edit (text or caption), if the message is one. */
+export const editedTextOf = (message: proto.IMessage): string | undefined => {
+  const protocol = contentOf(message).protocolMessage
+  if (protocol?.type !== proto.Message.ProtocolMessage.Type.MESSAGE_EDIT || !protocol.editedMessage) return undefined
+  const edited = protocol.editedMessage
+  return (
+    edited.conversation ??
+    edited.extendedTextMessage?.text ??
+    edited.imageMessage?.caption ??
+    edited.videoMessage?.caption ??
+    edited.documentMessage?.caption ??
+    undefined
+  )
+}
+
 /** The `contextInfo` of the message's main part (where `isForwarded`, quotes and mentions live). */
 export const contextInfoOf = (message: proto.IMessage): proto.IContextInfo | undefined => {
   const content = contentOf(message) as Record<string, unknown>

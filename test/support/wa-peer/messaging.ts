@@ -4,7 +4,7 @@
 import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, proto, type BinaryNode } from "@whiskeysockets/baileys"
 import type { Connection } from "./connection.js"
 import { decryptFrom, encryptFor, newMessageId, type ReceivedMessage } from "./contacts.js"
-import { contentOf, kindOf, stanzaEdit } from "./kinds.js"
+import { contentOf, editedTextOf, kindOf, stanzaEdit, targetOf } from "./kinds.js"
 import { mediaOf } from "./media.js"
 import type { Account } from "./pairing.js"
 import { reactionOf } from "./reactions.js"
@@ -110,6 +110,8 @@ export const record = (
   const received: ReceivedMessage = {
     ...envelope,
     kind: kindOf(content),
+    target: targetOf(content),
+    editedText: editedTextOf(content),
     text: textOf(message),
     media: mediaOf(content)?.kind,
     reaction: reactionOf(content),
