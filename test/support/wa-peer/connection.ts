@@ -70,6 +70,9 @@ export class Connection {
   /** messages written to this client and not yet receipted: redelivered after its next login
    *  if the socket goes away first */
   readonly unacked = new Map<string, (conn: Connection) => Promise<void>>()
+  /** whose presence this socket subscribed to: phone → the JID it asked about (lost on close,
+   *  like the server's subscriptions) */
+  readonly presenceSubscriptions = new Map<string, string>()
   private readonly waiting = new Map<string, (node: BinaryNode) => void>()
   private idCounter = 0
   private readonly idPrefix = randomBytes(2).toString("hex")

@@ -71,7 +71,7 @@ export const handleClientGroupMessage = async (host: GroupMessageHost, conn: Con
     if (!party || !(skmsg instanceof Uint8Array)) continue
     try {
       const message = proto.Message.decode(unpadRandomMax16(await party.senderKeys.decrypt(groupJid, sender, skmsg)))
-      record(host, entity, { from: account.phone, to: phoneOf(entity), toJid: groupJid, id, group: groupJid }, message)
+      record(host, entity, { from: account.phone, to: phoneOf(entity), toJid: groupJid, id, group: groupJid, edit: node.attrs.edit }, message)
       readers.push(entity)
     } catch (error) {
       host.errors.push(`skmsg ${id} for ${phoneOf(entity)}: ${error instanceof Error ? error.message : String(error)}`)
@@ -104,7 +104,7 @@ export const sendFromContactToGroup = async (
   if (!group.roleOf({ kind: "contact", contact })) throw new Error(`${contact.phone} is not a member of ${group.jid}`)
   const self = lidSender(contact.lidUser)
   const keys = contact.party.senderKeys
-  const { type, enc } = stanzaKind(message)
+  const { type, enc, attrs } = stanzaKind(message)
   // the chain as it stands before this message: a member taking it in can then read the message
   const distribution: proto.IMessage = {
     senderKeyDistributionMessage: { groupId: group.jid, axolotlSenderKeyDistributionMessage: await keys.distribution(group.jid, self) }
@@ -124,6 +124,7 @@ export const sendFromContactToGroup = async (
           participant_pn: contact.jid,
           addressing_mode: "lid",
           type,
+          ...attrs,
           id,
           t: now(),
           notify: contact.name

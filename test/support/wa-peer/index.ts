@@ -42,10 +42,27 @@
  * peer.groups.queries / peer.distributions               // the w:g2 iqs and sender key handouts seen
  * ```
  *
+ * Every kind of message (./kinds.ts, ./polls.ts, ./presence.ts). What clients send is recorded
+ * whole (`m.message`, `m.kind`, `m.edit`, `m.target`, `m.editedText`; `contact.received()`), what contacts send is built as a
+ * phone builds it; keys name targets from the sender's side:
+ * ```ts
+ * await bob.sendLocation(ALICE, { latitude: 52.37, longitude: 4.89, name: "Dam" })
+ * await bob.sendContacts(ALICE, [{ name: "Carol", phone: "15551230003" }])   // contactMessage; 2+: contactsArrayMessage
+ * await bob.sendSticker(ALICE, { bytes: webp })                               // uploaded like media
+ * const pollId = await bob.sendPoll(ALICE, { name: "Lunch?", options: ["Pizza", "Sushi"] })   // V3 + messageSecret
+ * await bob.edit(ALICE, myId, "fixed") / bob.revoke(ALICE, myId) / bob.pin(ALICE, id, { pinned: true })
+ * await bob.vote(ALICE, alicesPollId, ["Sushi"])   // sealed with the poll's secret, LID-addressed
+ * bob.votes()          // Alice's votes on polls in their chat, opened: { pollId, options, creator, voter }
+ * bob.setPresence({ type: "unavailable", lastSeen }) // to sockets subscribed to Bob; answers later subscriptions
+ * bob.sendChatstate(ALICE, "composing" | "recording" | "paused")
+ * bob.chatstates() / bob.subscribers() / peer.presences   // what clients said (chatstate, subscribe, presence)
+ * await peer.scan(qr, { phone, businessName: "Alice" })  // creds.me.name: Baileys sends <presence type> only with it
+ * ```
+ *
  * Events (`peer.on` / `peer.waitFor`): `registering` (a client asked for QR refs), `paired`
  * (Account), `login` (Account), `ready` (Account: login queries answered, offline marker sent),
  * `pairing-code` (phone: a client called requestPairingCode; then `peer.enterCode(code, {phone})`),
- * `received` (ReceivedMessage), `receipt` ({ phone, id, type }), `peer-error` (Error).
+ * `received` (ReceivedMessage), `receipt` ({ phone, id, type }), `presence` (ClientPresence), `peer-error` (Error).
  *
  * Logins (`peer.logins`, `peer.loginsOf(phone)`, `peer.openLogins(phone)`, `peer.maxConcurrentLogins(phone)`):
  * every socket that logged in as an account, with when it was accepted, logged in and closed, and
@@ -57,12 +74,35 @@
  * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
  * cannot scan by itself); one linked device per account (a member account's phone, not its linked
  * device, reads what a client sends a group); no app-state (labels), `w:mex` (channels), calls,
- * group retry receipts; media re-upload requests (after `peer.media.expire(url)`) are not answered.
+ * group retry receipts; media re-upload requests (after `peer.media.expire(url)`) are not answered;
+ * stars are app-state (`star` mutations), which the peer does not read; contacts' votes are 1:1
+ * only (a group poll's creator / voter JIDs are not modelled), and they send chatstates and
+ * presence to accounts, never in groups (no `participant`).
  */
 import { WaPeer, type WaPeerOptions } from "./peer.js"
 
 export { WaPeer, type ScanOptions, type WaPeerOptions } from "./peer.js"
-export { FakeContact, type ReceivedMessage, type SendOptions } from "./contacts.js"
+export { FakeContact, type AddressingOptions, type ContactPoll, type ReceivedMessage, type ReceivedVote, type SendOptions } from "./contacts.js"
+export {
+  contactsMessage,
+  contentOf,
+  contextInfoOf,
+  editMessage,
+  editedTextOf,
+  forwardedMessage,
+  kindOf,
+  linkPreviewMessage,
+  locationMessage,
+  phoneVcard,
+  pinMessage,
+  revokeMessage,
+  targetOf,
+  type MessageKind,
+  type OutgoingCard,
+  type OutgoingLocation
+} from "./kinds.js"
+export { decryptPollVote, encryptPollVote, openPollVote, optionHash, pollCreationMessage, pollOf, type Addressing, type OpenedVote, type PollContext, type PollParty } from "./polls.js"
+export { type Chatstate, type ClientPresence, type ContactPresence } from "./presence.js"
 export { type DownloadedMedia, type MediaKind, type OutgoingMedia } from "./media.js"
 export { MediaServer, type MediaRequest } from "./media-server.js"
 export { type LoginRecord } from "./connection.js"

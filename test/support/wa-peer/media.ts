@@ -14,7 +14,7 @@ export type MediaKind = "image" | "video" | "audio" | "document" | "sticker"
 
 /** What a fake contact sends with `contact.sendMedia`. */
 export interface OutgoingMedia {
-  readonly kind: Exclude<MediaKind, "sticker">
+  readonly kind: MediaKind
   readonly bytes: Uint8Array
   readonly mimetype: string
   /** documents: shown name (default "file") */
@@ -25,6 +25,8 @@ export interface OutgoingMedia {
   readonly ptt?: boolean
   /** audio / video duration */
   readonly seconds?: number
+  /** stickers: an animated WebP */
+  readonly animated?: boolean
 }
 
 /** A media message's plaintext and the fields a gateway shows with it. */
@@ -145,6 +147,9 @@ export const mediaMessage = async (
       return { videoMessage: { ...common, ...caption, ...seconds } }
     case "audio":
       return { audioMessage: { ...common, ...seconds, ptt: media.ptt === true } }
+    case "sticker":
+      // WhatsApp's stickers are 512×512 WebPs
+      return { stickerMessage: { ...common, width: 512, height: 512, isAnimated: media.animated === true } }
     case "document": {
       const fileName = media.fileName ?? "file"
       return { documentMessage: { ...common, ...caption, fileName, title: fileName } }

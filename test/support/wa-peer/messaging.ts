@@ -4,6 +4,7 @@
 import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, proto, type BinaryNode } from "@whiskeysockets/baileys"
 import type { Connection } from "./connection.js"
 import { decryptFrom, encryptFor, newMessageId, type ReceivedMessage } from "./contacts.js"
+import { contentOf, editedTextOf, kindOf, stanzaEdit, targetOf } from "./kinds.js"
 import { mediaOf } from "./media.js"
 import type { Account } from "./pairing.js"
 import { reactionOf } from "./reactions.js"
@@ -13,16 +14,22 @@ import { textOf, type Entity } from "./stanzas.js"
 const now = (): string => `${Math.floor(Date.now() / 1000)}`
 
 /**
- * The stanza's `<message type>` and the `<enc>` extras, as WhatsApp (and Baileys' own
- * getMessageType / getMediaType) set them: `reaction` (+ `decrypt-fail=hide`), `media` (+
- * `mediatype=image|video|ptt|audio|document|sticker`) or `text`. Baileys ignores both on receipt.
+ * The stanza's `<message type>`, its `<enc>` extras and its own extra attributes, as WhatsApp (and
+ * Baileys' own getMessageType / getMediaType) set them: `reaction` (+ `decrypt-fail=hide`), `poll`
+ * (creations and votes), `media` (+ `mediatype=image|video|ptt|audio|document|sticker|vcard|
+ * contact_array`) or `text`; `edit=1|7|2` on edits, revokes and pins. Baileys ignores them on receipt.
  */
-export const stanzaKind = (message: proto.IMessage): { type: string; enc: Record<string, string> } => {
-  if (message.reactionMessage) return { type: "reaction", enc: { "decrypt-fail": "hide" } }
-  const media = mediaOf(message)
-  if (!media) return { type: "text", enc: {} }
+export const stanzaKind = (message: proto.IMessage): { type: string; enc: Record<string, string>; attrs: Record<string, string> } => {
+  const attrs = stanzaEdit(message)
+  const content = contentOf(message)
+  if (content.reactionMessage) return { type: "reaction", enc: { "decrypt-fail": "hide" }, attrs }
+  const kind = kindOf(message)
+  if (kind === "poll" || kind === "poll-vote") return { type: "poll", enc: {}, attrs }
+  if (kind === "contact" || kind === "contacts") return { type: "media", enc: { mediatype: kind === "contact" ? "vcard" : "contact_array" }, attrs }
+  const media = mediaOf(content)
+  if (!media) return { type: "text", enc: {}, attrs }
   const mediatype = media.kind === "audio" && media.fields.ptt ? "ptt" : media.kind
-  return { type: "media", enc: { mediatype } }
+  return { type: "media", enc: { mediatype }, attrs }
 }
 
 /** Encrypt `message` from `party` to the account's linked device and write the `<message>`. */
@@ -33,11 +40,11 @@ export const sendFromParty = async (
   message: proto.IMessage,
   attrs: { from: string; id?: string } & Record<string, string>
 ): Promise<void> => {
-  const { type, enc } = stanzaKind(message)
+  const kind = stanzaKind(message)
   conn.send({
     tag: "message",
-    attrs: { type, t: now(), ...attrs, id: attrs.id ?? newMessageId() },
-    content: [await encryptFor(party, account, message, enc)]
+    attrs: { type: kind.type, t: now(), ...kind.attrs, ...attrs, id: attrs.id ?? newMessageId() },
+    content: [await encryptFor(party, account, message, kind.enc)]
   })
 }
 
@@ -79,7 +86,7 @@ export const handleClientMessage = async (host: MessageHost, conn: Connection, a
       // copies for the sender's own phone are dropped; another account's phone keeps them
       if (entity.kind === "account" && entity.account === account) continue
       const to = entity.kind === "contact" ? entity.contact.phone : entity.account.phone
-      record(host, entity, { from: account.phone, to, toJid: destination, id, group: undefined }, message)
+      record(host, entity, { from: account.phone, to, toJid: destination, id, group: undefined, edit: node.attrs.edit }, message)
       delivered = true
     } catch (error) {
       host.errors.push(`decrypt ${id} for ${jid}: ${error instanceof Error ? error.message : String(error)}`)
@@ -96,12 +103,15 @@ export const handleClientMessage = async (host: MessageHost, conn: Connection, a
 export const record = (
   host: MessageHost,
   recipient: Entity,
-  envelope: Pick<ReceivedMessage, "from" | "to" | "toJid" | "id" | "group">,
+  envelope: Pick<ReceivedMessage, "from" | "to" | "toJid" | "id" | "group" | "edit">,
   message: proto.Message
 ): ReceivedMessage => {
   const content = proto.Message.toObject(message) as proto.IMessage
   const received: ReceivedMessage = {
     ...envelope,
+    kind: kindOf(content),
+    target: targetOf(content),
+    editedText: editedTextOf(content),
     text: textOf(message),
     media: mediaOf(content)?.kind,
     reaction: reactionOf(content),

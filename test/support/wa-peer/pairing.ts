@@ -26,6 +26,9 @@ export interface Account {
   /** the phone's app, as `<pair-success><platform name>` says: `smba` / `smbi` are WhatsApp
    *  Business (Android / iOS), `android` / `iphone` the consumer apps */
   readonly platform: string
+  /** a WhatsApp Business account's name, sent as `<pair-success><biz name>`: Baileys makes it
+   *  `creds.me.name`, without which it never sends `<presence type=available|unavailable>` */
+  readonly businessName: string | undefined
   /** the phone itself (device 0) as a Signal participant */
   readonly phoneParty: SignalParty
   /** the linked companion's device number, its noise key and its Signal keys */
@@ -98,6 +101,7 @@ export const pairSuccessNode = (account: Account, qr: Pick<QrData, "identityKey"
         content: [
           { tag: "device-identity", attrs: {}, content: deviceIdentity },
           { tag: "platform", attrs: { name: account.platform } },
+          ...(account.businessName !== undefined ? [{ tag: "biz", attrs: { name: account.businessName } }] : []),
           {
             tag: "device",
             attrs: { jid: pnJid(account.phone, account.device), lid: lidJid(account.lidUser, account.device) }

@@ -196,6 +196,18 @@ export class WaPeer extends PeerServer implements ContactHost {
     return this.media.store(uploadType, encrypted)
   }
 
+  tellAccount(phone: string, node: BinaryNode): number {
+    const sockets = this.live(this.accounts.get(phone)).filter(conn => this.ready.has(conn))
+    for (const conn of sockets) conn.send(node)
+    return sockets.length
+  }
+
+  tellSubscribers(contact: FakeContact, node: (jid: string) => BinaryNode): number {
+    const sockets = [...this.connections].filter(conn => conn.isOpen && this.ready.has(conn) && conn.presenceSubscriptions.has(contact.phone))
+    for (const conn of sockets) conn.send(node(conn.presenceSubscriptions.get(contact.phone)!))
+    return sockets.length
+  }
+
   async receiptFromContact(message: ReceivedMessage, type?: string): Promise<void> {
     const conn = this.live(this.accounts.get(message.from)).find(c => this.ready.has(c))
     if (!conn) throw new Error(`account ${message.from} is not online`)

@@ -20,6 +20,7 @@ import type { ILogger } from "@whiskeysockets/baileys/lib/Utils/logger.js"
 import { Agent as UndiciAgent } from "undici"
 import { afterEach, beforeEach } from "vitest"
 import { WaPeer } from "./peer.js"
+import type { ScanOptions } from "./server.js"
 
 export const STEP_MS = 5_000
 
@@ -125,13 +126,13 @@ export class RawClients {
     return sock
   }
 
-  /** QR → the phone scans → 515 → reconnect → open. */
-  async pair(phone: string, config: Partial<UserFacingSocketConfig> = {}) {
+  /** QR → the phone scans (with `scan`'s options) → 515 → reconnect → open. */
+  async pair(phone: string, config: Partial<UserFacingSocketConfig> = {}, scan: Omit<ScanOptions, "phone"> = {}) {
     const auth = memoryAuth()
     const first = this.connect(auth, config)
     const { qr } = await nextUpdate(first, u => !!u.qr, "a QR")
     const restart = nextUpdate(first, u => u.connection === "close", "the 515 restart")
-    await this.peer.scan(qr!, { phone })
+    await this.peer.scan(qr!, { ...scan, phone })
     const closed = await restart
     first.end(undefined)
     const sock = this.connect(auth, config)

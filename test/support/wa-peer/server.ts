@@ -15,6 +15,7 @@ import { handleClientGroupMessage } from "./group-messages.js"
 import { GroupDirectory, type PeerGroup } from "./groups.js"
 import { handleClientMessage, sendFromParty } from "./messaging.js"
 import { lidJid, newLidUser, pairSuccessNode, pnJid, verifyPairDeviceSign, type Account, type QrData } from "./pairing.js"
+import { handleClientPresence, type ClientPresence, type ContactPresence } from "./presence.js"
 import { ClientKeys, SignalParty } from "./signal.js"
 import { answerIq } from "./iq.js"
 import type { MediaServer } from "./media-server.js"
@@ -65,6 +66,9 @@ export interface ScanOptions {
   readonly lid?: string
   /** the phone's app: `smba` (WhatsApp Business for Android, the default) or e.g. `android` */
   readonly platform?: string
+  /** the business's name (`<pair-success><biz name>`, Baileys' `creds.me.name`); default none,
+   *  and then Baileys' `sendPresenceUpdate("available" | "unavailable")` sends nothing */
+  readonly businessName?: string
 }
 
 const now = (): string => `${Math.floor(Date.now() / 1000)}`
@@ -77,6 +81,8 @@ export class PeerServer extends EventEmitter {
   readonly received: ReceivedMessage[] = []
   /** receipts/acks the clients sent for messages from contacts: `{ phone, id, type }` */
   readonly receipts: Array<{ readonly phone: string; readonly id: string; readonly type: string }> = []
+  /** what clients said about presence: `<presence type>`, `<chatstate>`, subscriptions (./presence.ts) */
+  readonly presences: ClientPresence[] = []
   /** sender key distributions clients sent group members (`to`: the member's phone number) */
   readonly distributions: Array<{ readonly group: string; readonly from: string; readonly to: string }> = []
   /** protocol problems the peer met (decryption failures, handler errors) */
@@ -150,6 +156,7 @@ export class PeerServer extends EventEmitter {
       lidUser: options.lid ?? previous?.lidUser ?? newLidUser(),
       accountKey,
       platform: options.platform ?? previous?.platform ?? "smba",
+      businessName: options.businessName ?? previous?.businessName,
       phoneParty: previous?.phoneParty ?? new SignalParty(),
       device: (previous?.device ?? 0) + 1,
       noiseKey: registration.noiseKey,
@@ -177,6 +184,13 @@ export class PeerServer extends EventEmitter {
     for (const conn of this.live(account)) {
       conn.sendAndHangUp(streamError({ code: "401" }, [{ tag: "conflict", attrs: { type: "device_removed" } }]))
     }
+  }
+
+  /** What the server says of a party's presence: a contact's last `setPresence`, an account is
+   *  available while a client of it is logged in. */
+  presenceOf(entity: Entity): ContactPresence {
+    if (entity.kind === "contact") return entity.contact.presence
+    return { type: this.live(entity.account).some(conn => this.ready.has(conn)) ? "available" : "unavailable" }
   }
 
   mediaConn(): BinaryNode {
@@ -313,6 +327,7 @@ export class PeerServer extends EventEmitter {
         ? handleClientGroupMessage(this, conn, account, node)
         : handleClientMessage(this, conn, account, node)
     }
+    if (node.tag === "presence" || node.tag === "chatstate") return handleClientPresence(this, conn, account, node)
     if (node.tag === "receipt" || node.tag === "ack") conn.unacked.delete(node.attrs.id ?? "")
     if (node.tag === "receipt") {
       this.receipts.push({ phone: account.phone, id: node.attrs.id ?? "", type: node.attrs.type ?? "delivery" })
