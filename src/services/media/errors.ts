@@ -27,6 +27,13 @@ export const unsupportedMediaType = (kind: MediaKind, detected: string | null, a
     details: { detected, accepted }
   })
 
+export const undecodableMedia = (kind: MediaKind, detected: string) =>
+  new UnsupportedMediaType({
+    code: "UNSUPPORTED_MEDIA_TYPE",
+    message: `${kind} media is ${detected} by its magic numbers, but the image in it cannot be decoded`,
+    details: { detected, accepted: [detected] }
+  })
+
 export const invalidMediaUrl = (reason: string) =>
   new ValidationFailed({ code: "VALIDATION_FAILED", message: `media URL ${reason}` })
 
