@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import type * as http from "node:http"
 import { allowAnyAddress, isPublicAddress } from "../src/runtime/network/addressPolicy.js"
-import { fetchMedia } from "../src/services/media/fetchMedia.js"
+import { fetchMedia } from "../src/runtime/network/fetchMedia.js"
 import { AddressNotAllowed, guardedLookup } from "../src/runtime/network/guardedAgent.js"
 import {
   accept,
