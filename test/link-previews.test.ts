@@ -7,6 +7,7 @@ import { thumbnailMaxSide } from "../src/runtime/network/linkPreview.js"
 import { startCore } from "./support/core.js"
 import { eventually, readySession, startGateway, type TestGateway } from "./support/gateway.js"
 import { hang, type Route, send, serve } from "./support/mediaIntake.js"
+import { startConnectProxy } from "./support/proxies.js"
 
 /**
  * Link previews over real HTTP: alice's texts with a URL, a loopback web server serving the
@@ -133,6 +134,31 @@ describe("link previews", () => {
       const preview = command.content.type === "text" ? command.content.linkPreview : undefined
       const metadata = yield* Effect.promise(() => sharp(preview!.thumbnail!).metadata())
       expect(metadata.format).toBe("jpeg")
+    }))
+
+  it.scopedLive("goes through the session's proxy, credentials and all", () =>
+    Effect.gen(function*() {
+      const { base, seen } = yield* site
+      const proxy = yield* Effect.acquireRelease(
+        Effect.promise(() => startConnectProxy({ user: "pre", password: "view" })),
+        (proxy) => Effect.promise(() => proxy.close())
+      )
+      const gateway = yield* startGateway(media(true))
+      const { bob } = yield* pair(gateway)
+      const created = yield* Effect.promise(() =>
+        gateway.call("POST", "/api/sessions", { body: { name: "proxied", proxy: { url: `http://pre:view@127.0.0.1:${proxy.port}` } } }))
+      const alice = created.body.id as string
+      yield* Effect.promise(async () => {
+        await gateway.call("POST", `/api/sessions/${alice}/start`)
+        await eventually(() => gateway.call("GET", `/api/sessions/${alice}`), (r) => r.body.status === "ready")
+      })
+      const sent = yield* sendText(gateway, alice, bob.phone, { text: `${base}/article` })
+      const message = yield* sentCopy(gateway, alice, sent.body.messageId)
+      expect(message.linkPreview).toMatchObject({ title: "Sandbox news" })
+      expect(message.linkPreview.thumbnail).toBeDefined()
+      const host = new URL(base).host
+      expect(proxy.tunnels).toEqual([host, host])
+      expect(seen.requests.map((request) => request.path)).toEqual(["/article", "/cover.png"])
     }))
 
   // The sandbox engine does not carry previews to the recipient yet (its helper is adding it):
