@@ -197,6 +197,16 @@ describe("the SSRF guard (MEDIA_ALLOW_PRIVATE=false)", () => {
       expect(seen.requests.map(({ path }) => path)).toEqual(["/to-literal", "/to-name"])
     }))
 
+  it.scopedLive("with truncate (a link preview's page), a body past the cap is cut there, and the connection dropped", () =>
+    Effect.gen(function*() {
+      const { base, seen } = yield* serve({ "/endless": endless(zeros(16 * 1024), { "content-type": "text/html", "content-length": 100_000_000 }) })
+      const page = yield* fetchMedia(`${base}/endless`, { maxBytes: 40_000, timeout: Duration.seconds(5), maxRedirects: 0, isAllowed: allowAnyAddress, truncate: true })
+      expect(page.data.byteLength).toBe(40_000)
+      expect(page.data.subarray(0, files.png.byteLength)).toEqual(files.png)
+      expect(page.url.href).toBe(`${base}/endless`)
+      yield* eventually(() => seen.aborted === 1)
+    }))
+
   it.effect("the lookup refuses a name when any of its addresses is refused, and passes on the rest", () =>
     Effect.gen(function*() {
       const lookup = (isAllowed: (address: string) => boolean, all: boolean) =>
