@@ -11,7 +11,7 @@ import * as net from "node:net"
 import { SocksProxyAgent } from "socks-proxy-agent"
 import { Agent as UndiciAgent, type Dispatcher, ProxyAgent } from "undici"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents } from "../src/runtime/engines/baileys/proxy.js"
+import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents } from "../src/runtime/network/proxy.js"
 import { redactProxyUrl as redactProxy } from "../src/domain/Session.js"
 import { startConnectProxy, startSocksProxy, type TestProxy } from "./support/proxies.js"
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import sharp from "sharp"
 import type { MediaKind } from "../src/domain/Message.js"
-import { cleanFilename, filenameFromContentDisposition } from "../src/services/media/filename.js"
+import { filenameFromContentDisposition } from "../src/runtime/network/contentDisposition.js"
+import { cleanFilename } from "../src/services/media/filename.js"
 import { acceptedTypes } from "../src/services/media/mediaTypes.js"
 import { accept, bytes, files, refusal, wordprocessing } from "./support/mediaIntake.js"
 
@@ -138,3 +140,58 @@ describe("the size cap (MEDIA_MAX_BYTES) and empty media", () => {
     }))
 })
 
+
+describe("stickers: WebP as it is, PNG/JPEG/GIF converted to a 512×512 WebP", () => {
+  /** A real image (the magic-number fixtures above have no pixels sharp could decode). */
+  const image = (format: "png" | "jpeg", width: number, height: number) =>
+    Effect.promise(() =>
+      sharp({ create: { width, height, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 1 } } }).toFormat(format).toBuffer())
+  const animatedGif = (frames: number) => {
+    const [width, height] = [40, 20]
+    // Frames that differ, or the encoder would merge them into one.
+    const pixels = Buffer.alloc(width * height * frames * 4, 255)
+    for (let frame = 0; frame < frames; frame++) pixels.fill(frame * 80, frame * width * height * 4, (frame + 1) * width * height * 4 - 1)
+    return Effect.promise(() =>
+      sharp(pixels, { raw: { width, height: height * frames, channels: 4, pageHeight: height } }).gif({ loop: 0 }).toBuffer())
+  }
+  const metadataOf = (data: Uint8Array) => Effect.promise(() => sharp(data, { animated: true }).metadata())
+
+  for (const format of ["png", "jpeg"] as const) {
+    it.effect(`a ${format} becomes image/webp, 512×512, the whole picture fitted in`, () =>
+      Effect.gen(function*() {
+        const accepted = yield* accept("sticker", { data: yield* image(format, 300, 150), filename: `cat.${format}` })
+        expect(accepted.mimetype).toBe("image/webp")
+        expect(accepted.filename).toBe("cat.webp")
+        const metadata = yield* metadataOf(accepted.data)
+        expect({ format: metadata.format, width: metadata.width, height: metadata.height }).toEqual({ format: "webp", width: 512, height: 512 })
+        // Fitted whole: a wide picture leaves transparent bands above and below it.
+        expect(metadata.hasAlpha).toBe(true)
+        const corner = yield* Effect.promise(() => sharp(accepted.data).extract({ left: 0, top: 0, width: 1, height: 1 }).raw().toBuffer())
+        expect(corner[3]).toBe(0)
+      }))
+  }
+
+  it.effect("an animated GIF becomes an animated WebP with every frame", () =>
+    Effect.gen(function*() {
+      const accepted = yield* accept("sticker", { data: yield* animatedGif(3) })
+      const metadata = yield* metadataOf(accepted.data)
+      expect(accepted.mimetype).toBe("image/webp")
+      expect({ format: metadata.format, pages: metadata.pages, width: metadata.width, pageHeight: metadata.pageHeight })
+        .toEqual({ format: "webp", pages: 3, width: 512, pageHeight: 512 })
+    }))
+
+  it.effect("a WebP goes untouched, byte for byte", () =>
+    Effect.gen(function*() {
+      const webp = yield* Effect.promise(() => sharp({ create: { width: 64, height: 64, channels: 4, background: "#0f0" } }).webp().toBuffer())
+      const accepted = yield* accept("sticker", { data: webp, filename: "ok.webp" })
+      expect(accepted).toEqual({ data: webp, mimetype: "image/webp", filename: "ok.webp" })
+    }))
+
+  it.effect("text is refused 415; a PNG whose pixels cannot be decoded too", () =>
+    Effect.gen(function*() {
+      const text = yield* refusal("sticker", { data: files.csv, mimetype: "image/png" })
+      expect(text).toMatchObject({ status: 415, code: "UNSUPPORTED_MEDIA_TYPE", details: { detected: null, accepted: acceptedTypes.sticker } })
+      const corrupt = yield* refusal("sticker", { data: files.png })
+      expect(corrupt).toMatchObject({ status: 415, code: "UNSUPPORTED_MEDIA_TYPE", details: { detected: "image/png" } })
+    }))
+})

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import type * as http from "node:http"
 import { allowAnyAddress, isPublicAddress } from "../src/runtime/network/addressPolicy.js"
-import { fetchMedia } from "../src/services/media/fetchMedia.js"
+import { fetchMedia } from "../src/runtime/network/fetchMedia.js"
 import { AddressNotAllowed, guardedLookup } from "../src/runtime/network/guardedAgent.js"
 import {
   accept,
@@ -195,6 +195,16 @@ describe("the SSRF guard (MEDIA_ALLOW_PRIVATE=false)", () => {
       const untrusted = yield* Effect.flip(fetchMedia(`${base}/to-name`, { ...options, isAllowed: () => trustLoopback }))
       expect(shown(untrusted)).toMatchObject({ status: 400, code: "MEDIA_URL_NOT_ALLOWED", details: { host: `localhost:${port}` } })
       expect(seen.requests.map(({ path }) => path)).toEqual(["/to-literal", "/to-name"])
+    }))
+
+  it.scopedLive("with truncate (a link preview's page), a body past the cap is cut there, and the connection dropped", () =>
+    Effect.gen(function*() {
+      const { base, seen } = yield* serve({ "/endless": endless(zeros(16 * 1024), { "content-type": "text/html", "content-length": 100_000_000 }) })
+      const page = yield* fetchMedia(`${base}/endless`, { maxBytes: 40_000, timeout: Duration.seconds(5), maxRedirects: 0, isAllowed: allowAnyAddress, truncate: true })
+      expect(page.data.byteLength).toBe(40_000)
+      expect(page.data.subarray(0, files.png.byteLength)).toEqual(files.png)
+      expect(page.url.href).toBe(`${base}/endless`)
+      yield* eventually(() => seen.aborted === 1)
     }))
 
   it.effect("the lookup refuses a name when any of its addresses is refused, and passes on the rest", () =>

@@ -28,6 +28,7 @@ import { PresenceTracker } from "../services/PresenceTracker.js"
 import { Sessions } from "../services/Sessions.js"
 import { AppSettings, type Settings } from "../domain/Settings.js"
 import { MediaStore } from "../runtime/ports/MediaStore.js"
+import { LinkPreviews } from "../runtime/LinkPreviews.js"
 import { RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "../layers/store/index.js"
 import { topologyFromSettings } from "./Topology.js"
 
@@ -51,6 +52,12 @@ export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, neve
 export const storeFromSettings = (settings: Settings) =>
   RepositoriesLive.pipe(Layer.provideMerge(storeLayerFromUrl(settings.databaseUrl)))
 
+/** What an embedder (or a test) may put in place of the gateway's own parts. */
+export interface CoreOptions {
+  /** How texts get their link previews; by default fetched by the gateway (`LinkPreviews.layer`). */
+  readonly linkPreviews?: Layer.Layer<LinkPreviews> | undefined
+}
+
 /**
  * Switchboard without HTTP: the session runtime and its services, for embedding in another
  * Effect program. Restores the sessions that were running; closing its scope drains first
@@ -58,7 +65,8 @@ export const storeFromSettings = (settings: Settings) =>
  */
 export const SwitchboardCore = <EngineOut, E, R>(
   settings: Settings,
-  engine: Layer.Layer<Engine | EngineOut, E, R>
+  engine: Layer.Layer<Engine | EngineOut, E, R>,
+  options: CoreOptions = {}
 ) => {
   const topology = topologyFromSettings(settings)
   const base = Layer.mergeAll(
@@ -66,6 +74,7 @@ export const SwitchboardCore = <EngineOut, E, R>(
     mediaStoreFromSettings(settings),
     cacheFromSettings(settings),
     AppSettings.layer(settings),
+    options.linkPreviews ?? LinkPreviews.layer.pipe(Layer.provide(AppSettings.layer(settings))),
     NodeContext.layer
   )
   const runtime = topology.supervisor.pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
@@ -98,7 +107,8 @@ export const SwitchboardCore = <EngineOut, E, R>(
 /** The whole gateway: the core plus the REST server, with its admin key bootstrapped. */
 export const SwitchboardServer = <EngineOut, E, R>(
   settings: Settings,
-  engine: Layer.Layer<Engine | EngineOut, E, R>
+  engine: Layer.Layer<Engine | EngineOut, E, R>,
+  options: CoreOptions = {}
 ) => {
   const bootstrapKey = Layer.effectDiscard(Effect.flatMap(ApiKeys, (keys) => keys.bootstrap))
   // Acquired after the server, so the drain runs while the server still answers (503s, health).
@@ -106,6 +116,6 @@ export const SwitchboardServer = <EngineOut, E, R>(
     Layer.provideMerge(DashboardServerLive(settings)),
     Layer.provideMerge(HttpServerLive(settings)),
     Layer.provideMerge(bootstrapKey),
-    Layer.provideMerge(SwitchboardCore(settings, engine))
+    Layer.provideMerge(SwitchboardCore(settings, engine, options))
   )
 }

@@ -129,12 +129,16 @@ export class Message extends Schema.Class<Message>("Message")({
 
 /**
  * How long the session shows "typing…" (or "recording…" before a voice note) before the
- * message goes out: milliseconds, or `auto` (scaled to the text's length).
+ * message goes out: milliseconds, or `auto` (scaled to the text's length: 50 ms a character,
+ * at least 1 s, at most 8 s; see runtime/typing.ts).
  */
 export const TypingMs = Schema.Union(
   Schema.Int.pipe(Schema.between(0, 30_000, { message: () => "typingMs must be 0 to 30000, or \"auto\"" })),
   Schema.Literal("auto")
-).annotations({ identifier: "TypingMs" })
+).annotations({
+  identifier: "TypingMs",
+  description: "show typing (recording before a voice note) this many ms before sending; \"auto\": 50 ms a character of the text or caption, 1 to 8 s"
+})
 export type TypingMs = typeof TypingMs.Type
 
 /** What every send may carry besides its content. */

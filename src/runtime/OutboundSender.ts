@@ -1,9 +1,13 @@
 import { untilStoreIsBack } from "./storeOutage.js"
-import { DateTime, Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { DateTime, Duration, Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { mediaKey, type MediaStoreService } from "./ports/MediaStore.js"
 import type { MessageRow } from "./ports/store/MessageRepo.js"
 import type { MessageRepo } from "./ports/store/MessageRepo.js"
 import { Store } from "./ports/store/Store.js"
+import { SessionRepo } from "./ports/store/SessionRepo.js"
+import { LinkPreviews } from "./LinkPreviews.js"
+import { firstUrlIn } from "./network/linkPreview.js"
+import { typingOf } from "./typing.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
 import { type EngineConnection, EngineError, type OutboundContent, type OutboundLinkPreview } from "./Engine.js"
@@ -52,6 +56,8 @@ export const makeOutbound = (deps: OutboundDeps) =>
     const events = yield* Events
     const pacer = yield* makePacer(deps.sessionId, deps.pacing)
     const transactionally = (yield* Store).transactionally
+    const sessions = yield* SessionRepo
+    const linkPreviews = yield* LinkPreviews
     const queue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
     const queued = new Set<string>()
     const recount = Effect.suspend(() => Ref.set(deps.queuedSends, queued.size))
@@ -102,11 +108,55 @@ export const makeOutbound = (deps: OutboundDeps) =>
       )
     }
 
+    const isUnsent = (row: Option.Option<MessageRow>): row is Option.Some<MessageRow & { readonly engineMessageId: string }> =>
+      Option.isSome(row) && row.value.status === "pending" && row.value.engineMessageId !== null
+
+    /**
+     * A text's link preview, made once before its turn (within the 5 s of LinkPreviews) and kept
+     * on the row, so that a resend after a restart sends the same one. Only for a text with a
+     * URL whose caller did not say `linkPreview: false`; without a preview the text goes as it is.
+     */
+    const attachLinkPreview = (row: MessageRow) =>
+      Effect.gen(function*() {
+        const wanted = row.type === "text" && row.linkPreview === null && row.sendOptions?.linkPreview !== false
+        if (!wanted || row.text === null || firstUrlIn(row.text) === undefined) return
+        const session = yield* sessions.findById(deps.sessionId)
+        const proxyUrl = Option.match(session, { onNone: () => null, onSome: (session) => session.proxyUrl })
+        const preview = yield* linkPreviews.previewOf(row.text, proxyUrl)
+        if (Option.isNone(preview)) return
+        yield* deps.messages.setLinkPreview(row.id, preview.value, (yield* DateTime.nowAsDate).toISOString())
+      })
+
+    /**
+     * Shows "typing…" (or "recording…") in the chat for the time the caller asked, before the
+     * message goes out; the returned effect clears it. Presence is a courtesy: an engine that
+     * refuses it delays nothing and fails nothing.
+     */
+    const showTyping = (connection: EngineConnection, row: MessageRow) =>
+      Effect.gen(function*() {
+        const typing = typingOf(row)
+        if (typing === undefined) return Effect.void
+        const { chatId } = row
+        const setPresence = (state: "typing" | "recording" | "paused") =>
+          connection.presence.set({ chatId, state }).pipe(
+            Effect.catchAll((error) => Effect.logInfo(`could not show ${state} before a send; sending all the same`, error.code))
+          )
+        yield* setPresence(typing.state)
+        yield* Effect.sleep(Duration.millis(typing.millis))
+        return setPresence("paused")
+      })
+
     /** Sends a stored `pending` message; false when it was not (no longer) to be sent. */
     const attempt = (messageId: string) =>
       Effect.gen(function*() {
-        const row = yield* deps.messages.findRow(messageId)
-        if (Option.isNone(row) || row.value.status !== "pending" || row.value.engineMessageId === null) return false
+        let row = yield* deps.messages.findRow(messageId)
+        if (!isUnsent(row)) return false
+        const clearTyping = yield* showTyping(yield* awaitConnection, row.value)
+        // Typing may take half a minute: a cancel in the meantime is heard.
+        if (typingOf(row.value) !== undefined) {
+          row = yield* deps.messages.findRow(messageId)
+          if (!isUnsent(row)) return yield* Effect.as(clearTyping, false)
+        }
         const { chatId, engineMessageId, mentions, quotedMessageId } = row.value
         const quoted = quotedMessageId === null ? Option.none() : yield* deps.messages.findRow(quotedMessageId)
         const send = Effect.gen(function*() {
@@ -123,7 +173,8 @@ export const makeOutbound = (deps: OutboundDeps) =>
         })
         const sent = yield* send.pipe(
           Effect.retry({ schedule: transientRetry, while: (error: EngineError) => error.transient }),
-          Effect.either
+          Effect.either,
+          Effect.zipLeft(clearTyping)
         )
         if (sent._tag === "Right") return true
         const error = { code: sent.left.code, message: sent.left.message }
@@ -143,8 +194,9 @@ export const makeOutbound = (deps: OutboundDeps) =>
     const sendOne = (messageId: string) =>
       Effect.gen(function*() {
         const row = yield* deps.messages.findRow(messageId)
-        if (Option.isNone(row) || row.value.status !== "pending" || row.value.engineMessageId === null) return
+        if (!isUnsent(row)) return
         yield* awaitConnection
+        yield* attachLinkPreview(row.value)
         yield* pacer.paced(attempt(messageId))
       })
 

@@ -7,6 +7,7 @@ import type { AcceptedMedia, MediaKind, MediaSource } from "../domain/Message.js
  * Takes in the media of a send, whichever way it came: fetches a URL (time-boxed, size-capped,
  * private addresses refused unless `MEDIA_ALLOW_PRIVATE`), enforces `MEDIA_MAX_BYTES`, and
  * tells the type from the bytes, which must fit the endpoint (an "image" must be an image).
+ * A sticker that is not WebP already is converted to one (see media/stickers.ts).
  */
 export interface MediaIntakeService {
   readonly accept: (

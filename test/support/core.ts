@@ -3,6 +3,7 @@ import { SwitchboardCore } from "../../src/app/App.js"
 import { SqlSandboxLedger } from "../../src/layers/store/SqlSandboxLedger.js"
 import type { Settings } from "../../src/domain/Settings.js"
 import { type ConnectOptions, Engine, type SendCommand } from "../../src/runtime/Engine.js"
+import type { PresenceCommand } from "../../src/runtime/EngineMessageActions.js"
 import { SandboxEngineLive } from "../../src/runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../../src/runtime/engines/sandbox/SandboxNetwork.js"
 import { SessionSupervisor } from "../../src/runtime/SessionSupervisor.js"
@@ -16,11 +17,19 @@ import { testSettings } from "./gateway.js"
 /** Runs before every engine connect; a failure or defect here is what the actor sees. */
 export type ConnectHook = (options: ConnectOptions) => Effect.Effect<void>
 
+/** A presence command a connection was handed, and the clock time it was. */
+export type RecordedPresence = PresenceCommand & { readonly sessionId: string; readonly at: number }
+
 /**
  * The sandbox engine, with a hook in front of `connect` (to record attempts or inject
- * crashes) and a record of every send command handed to a connection.
+ * crashes) and a record of every send and presence command handed to a connection.
  */
-const hookedSandbox = (settings: Settings, hook: ConnectHook, sent: Ref.Ref<ReadonlyArray<SendCommand>>) =>
+const hookedSandbox = (
+  settings: Settings,
+  hook: ConnectHook,
+  sent: Ref.Ref<ReadonlyArray<SendCommand>>,
+  presence: Ref.Ref<ReadonlyArray<RecordedPresence>>
+) =>
   Layer.effect(
     Engine,
     Effect.map(Engine, (inner) => ({
@@ -29,7 +38,16 @@ const hookedSandbox = (settings: Settings, hook: ConnectHook, sent: Ref.Ref<Read
         Effect.zipRight(hook(options), inner.connect(options)).pipe(Effect.map((connection) => ({
           ...connection,
           send: (command: SendCommand) =>
-            Effect.zipRight(Ref.update(sent, (list) => [...list, command]), connection.send(command))
+            Effect.zipRight(Ref.update(sent, (list) => [...list, command]), connection.send(command)),
+          presence: {
+            ...connection.presence,
+            set: (command: PresenceCommand) =>
+              Effect.zipRight(
+                Effect.flatMap(Clock.currentTimeMillis, (at) =>
+                  Ref.update(presence, (list) => [...list, { ...command, sessionId: options.sessionId, at }])),
+                connection.presence.set(command)
+              )
+          }
         })))
     }))
   ).pipe(
@@ -53,7 +71,8 @@ export const startCore = (overrides: Partial<Settings> = {}, hook: ConnectHook =
         hook(options)
       )
     const sent = yield* Ref.make<ReadonlyArray<SendCommand>>([])
-    const context = yield* Layer.build(SwitchboardCore(settings, hookedSandbox(settings, recording, sent))).pipe(Effect.orDie)
+    const presence = yield* Ref.make<ReadonlyArray<RecordedPresence>>([])
+    const context = yield* Layer.build(SwitchboardCore(settings, hookedSandbox(settings, recording, sent, presence))).pipe(Effect.orDie)
     const events = Context.get(context, Events)
     const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
     const subscription = yield* events.subscribe
@@ -69,6 +88,8 @@ export const startCore = (overrides: Partial<Settings> = {}, hook: ConnectHook =
       network: Context.get(context, SandboxNetwork),
       /** Every send command the engine was handed, in order. */
       sentCommands: Ref.get(sent),
+      /** Every presence command the engine was handed (the sandbox may refuse it), in order. */
+      presenceCommands: Ref.get(presence),
       attempts: (sessionId: string) => Effect.map(Ref.get(attempts), (list) => list.filter((a) => a.sessionId === sessionId)),
       /** The `session.status` transitions published so far for a session, in order. */
       statuses: (sessionId: string) =>

@@ -21,10 +21,13 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number) => {
  * Reads a body whole, but never more than `maxBytes` of it: the chunk that goes past the cap
  * ends the read (holding at most `maxBytes` + that chunk), and the stream is cancelled, which
  * closes the connection rather than downloading the rest. Cancelled as well when interrupted.
+ * Past the cap the read fails, or, with `truncate`, gives the first `maxBytes` (a web page's
+ * head is all a link preview needs).
  */
 export const readCapped = (
   body: ReadableStream<Uint8Array> | null,
-  maxBytes: number
+  maxBytes: number,
+  truncate = false
 ): Effect.Effect<Uint8Array, BodyTooLarge | BodyReadFailed> =>
   body === null
     ? Effect.succeed(new Uint8Array(0))
@@ -37,8 +40,12 @@ export const readCapped = (
           for (;;) {
             const next = yield* Effect.tryPromise({ try: () => reader.read(), catch: (cause) => new BodyReadFailed({ cause }) })
             if (next.done) return concat(chunks, size)
+            if (size + next.value.byteLength > maxBytes) {
+              if (!truncate) return yield* new BodyTooLarge()
+              chunks.push(next.value.subarray(0, maxBytes - size))
+              return concat(chunks, maxBytes)
+            }
             size += next.value.byteLength
-            if (size > maxBytes) return yield* new BodyTooLarge()
             chunks.push(next.value)
           }
         }),

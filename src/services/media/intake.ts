@@ -3,11 +3,13 @@ import { AppSettings } from "../../domain/Settings.js"
 import type { MediaIntakeService } from "../MediaIntake.js"
 import type { MediaKind, MediaSource } from "../../domain/Message.js"
 import { allowAnyAddress, isPublicAddress } from "../../runtime/network/addressPolicy.js"
-import { emptyMedia, mediaTooLarge } from "./errors.js"
-import { fetchMedia, type FetchMediaOptions } from "./fetchMedia.js"
+import { emptyMedia } from "./errors.js"
+import { mediaTooLarge } from "../../runtime/network/fetchErrors.js"
+import { fetchMedia, type FetchMediaOptions } from "../../runtime/network/fetchMedia.js"
 import { cleanFilename } from "./filename.js"
 import { mediaTypeFor } from "./mediaTypes.js"
 import { sniff } from "./sniff.js"
+import { stickerFilename, toSticker } from "./stickers.js"
 
 /** How many redirects a media URL may take before the fetch gives up. */
 const maxMediaRedirects = 5
@@ -34,6 +36,10 @@ export const makeMediaIntake = Effect.gen(function*() {
     if (data.byteLength > media.maxBytes) return yield* mediaTooLarge(media.maxBytes)
     const filename = cleanFilename(givenName)
     const type = yield* mediaTypeFor(kind, yield* sniff(data), declaredType, filename)
+    if (kind === "sticker") {
+      const sticker = yield* toSticker(data, type)
+      return { data: sticker.data, mimetype: sticker.type.mimetype, filename: stickerFilename(filename, sticker.type) }
+    }
     // A document always has a name on WhatsApp; make one up from its type if none came.
     const documentName = kind === "document" ? `file.${type.extension ?? "bin"}` : null
     return { data, mimetype: type.mimetype, filename: filename ?? documentName }

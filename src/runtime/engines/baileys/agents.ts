@@ -5,7 +5,7 @@ import { Effect, Option } from "effect"
 import { Agent as UndiciAgent, type Dispatcher } from "undici"
 import { redactProxyUrl } from "../../../domain/Session.js"
 import { EngineError } from "../../Engine.js"
-import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents } from "./proxy.js"
+import { closeProxyAgents, InvalidProxyUrl, makeProxyAgents } from "../../network/proxy.js"
 
 /**
  * How one connection reaches the network besides WhatsApp's defaults: a session's proxy (all

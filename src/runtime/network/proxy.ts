@@ -1,4 +1,4 @@
-import { redactProxyUrl } from "../../../domain/Session.js"
+import { redactProxyUrl } from "../../domain/Session.js"
 import type { Agent } from "node:http"
 import { type Socket } from "node:net"
 import { HttpsProxyAgent } from "https-proxy-agent"
@@ -6,7 +6,8 @@ import { SocksProxyAgent } from "socks-proxy-agent"
 import { Agent as UndiciAgent, buildConnector, type Dispatcher, ProxyAgent } from "undici"
 
 /**
- * A session's proxy, applied to all three ways Baileys reaches the network:
+ * A session's proxy, applied to all three ways Baileys reaches the network (and to the link
+ * previews the gateway fetches for it, with the dispatcher):
  * - `agent`: the WhatsApp Web websocket (`ws` takes a Node `http.Agent`);
  * - `fetchAgent`: media uploads (Baileys uses `https.request` with it on Node);
  * - `dispatcher`: downloads, link previews and other `fetch` calls (`options.dispatcher`).
