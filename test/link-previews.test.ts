@@ -16,7 +16,7 @@ import { startConnectProxy } from "./support/proxies.js"
 
 /** Loopback pages: the SSRF guard would refuse them, which `MEDIA_ALLOW_PRIVATE` lifts, as for media URLs. */
 const media = (allowPrivate: boolean): Partial<Settings> => ({
-  media: { url: Option.none(), maxBytes: 64 * 1024 * 1024, allowPrivate, fetchTimeout: Duration.seconds(30), incoming: "store" }
+  media: { url: Option.none(), maxBytes: 64 * 1024 * 1024, allowPrivate, fetchTimeout: Duration.seconds(30), incoming: "store", keepRevoked: false }
 })
 
 const page = (title: string, description: string, image: string) =>
@@ -161,7 +161,20 @@ describe("link previews", () => {
       expect(seen.requests.map((request) => request.path)).toEqual(["/article", "/cover.png"])
     }))
 
-  // The sandbox engine does not carry previews to the recipient yet (its helper is adding it):
-  // unskip once it does.
-  it.skip("reaches the recipient's stored copy", () => undefined)
+  it.scopedLive("reaches the recipient's stored copy", () =>
+    Effect.gen(function*() {
+      const { base } = yield* site
+      const gateway = yield* startGateway(media(true))
+      const { alice, bob } = yield* pair(gateway)
+      yield* sendText(gateway, alice.id, bob.phone, { text: `read this: ${base}/article` })
+      const inbox = yield* Effect.promise(() =>
+        eventually(
+          () => gateway.call("GET", `/api/sessions/${bob.id}/messages?direction=in`),
+          (r) => r.body.data.some((m: { linkPreview: unknown }) => m.linkPreview !== null)
+        ))
+      const copy = inbox.body.data.find((m: { linkPreview: unknown }) => m.linkPreview !== null)
+      expect(copy.linkPreview).toMatchObject({ url: `${base}/article`, title: "Sandbox news", description: "All about previews" })
+      const thumbnail = yield* Effect.promise(() => sharp(Buffer.from(copy.linkPreview.thumbnail, "base64")).metadata())
+      expect(thumbnail.format).toBe("jpeg")
+    }))
 })

@@ -34,7 +34,7 @@ const clockTimeToSend = (core: Core, send: Effect.Effect<unknown, unknown>) =>
   })
 
 describe("typingMs", () => {
-  it.scoped("shows typing for that long before the text goes out, then paused; the sandbox's refusal of presence fails nothing", () =>
+  it.scoped("shows typing for that long before the text goes out, then paused", () =>
     Effect.gen(function*() {
       const core = yield* startCore()
       const { alice, bobChat } = yield* readyPair(core)
@@ -93,7 +93,17 @@ describe("typingMs", () => {
       expect((yield* core.presenceCommands).map((p) => p.state)).toEqual(["typing", "paused"])
     }))
 
-  // Seeing alice's typing as bob's presence.update needs the sandbox's presence (being added by
-  // its helper) and the runtime's handling of PresenceUpdated (the lead's): unskip once merged.
-  it.skip("bob sees alice typing as a presence.update event", () => undefined)
+  it.scoped("bob sees alice typing, then paused, as presence.update events", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore()
+      const { alice, bob, bobChat } = yield* readyPair(core)
+      yield* clockTimeToSend(core, core.messaging.sendText(alice.id, { chatId: bobChat, text: "typing first", typingMs: 1_000 }))
+      const heard = Effect.map(core.events(bob.id), (events) =>
+        events.filter((e) => e.event === "presence.update").map((e) => e.data as { chatId: string; state: string }))
+      yield* advanceUntil(Effect.map(heard, (updates) => updates.some((u) => u.state === "paused")), "50 millis")
+      expect((yield* heard).map((u) => [u.chatId, u.state])).toEqual([
+        [`${alice.phone}@c.us`, "typing"],
+        [`${alice.phone}@c.us`, "paused"]
+      ])
+    }))
 })
