@@ -96,7 +96,7 @@ describe("Baileys messages.upsert → MessageReceived", () => {
     Effect.gen(function*() {
       const events = yield* upsert([
         received({ remoteJid: "status@broadcast", participant: "15551234567@s.whatsapp.net", id: "S1" }, { conversation: "my status" }),
-        // (revokes and edits are protocol messages too: see baileys-message-kinds.test.ts)
+        // (revokes and edits are protocol messages too: see baileys-inbound-kinds.test.ts)
         received({ remoteJid: "15551234567@s.whatsapp.net", id: "P1" }, {
           protocolMessage: { type: proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING, ephemeralExpiration: 86400 }
         }),
