@@ -13,33 +13,14 @@ import type { PhoneOfLid } from "../src/runtime/engines/baileys/jids.js"
 import { MediaRef } from "../src/runtime/engines/baileys/media.js"
 import { fromUpdates, fromUpsert, statusOf } from "../src/runtime/engines/baileys/messages.js"
 import { fromReactions } from "../src/runtime/engines/baileys/reactions.js"
+import { only, receivedMessage, T, webMessage } from "./support/baileysMessages.js"
 
-const T = 1_717_000_000
-
-/** A message as Baileys hands it over: a decoded `WebMessageInfo` with rc14's extra key fields. */
-const received = (key: WAMessageKey, message: proto.IMessage | null, extra: Partial<proto.IWebMessageInfo> = {}): WAMessage => {
-  const info = proto.WebMessageInfo.fromObject({
-    key: { remoteJid: key.remoteJid, fromMe: key.fromMe ?? false, id: key.id, participant: key.participant },
-    messageTimestamp: T,
-    pushName: "Bob",
-    ...(message === null ? {} : { message: proto.Message.fromObject(message) }),
-    ...extra
-  })
-  return Object.assign(info, { key: { ...info.key, ...key } }) as WAMessage
-}
+/** A message as Baileys hands it over, with the push name "Bob" (its sender's, when it is not from me). */
+const received = (key: WAMessageKey, message: proto.IMessage | null, extra: Partial<proto.IWebMessageInfo> = {}): WAMessage =>
+  webMessage(key, message, { pushName: "Bob", ...extra })
 
 const upsert = (messages: Array<WAMessage>, type: "notify" | "append" = "notify", phoneOfLid?: PhoneOfLid) =>
   fromUpsert({ messages, type }, phoneOfLid)
-
-const only = (events: ReadonlyArray<EngineEvent>) => {
-  expect(events).toHaveLength(1)
-  return events[0]!
-}
-
-const receivedMessage = (event: EngineEvent) => {
-  if (event._tag !== "MessageReceived") throw new Error(`expected MessageReceived, got ${event._tag}`)
-  return event.message
-}
 
 describe("Baileys messages.upsert → MessageReceived", () => {
   it.effect("a plain text (conversation) from a phone JID", () =>
@@ -115,7 +96,7 @@ describe("Baileys messages.upsert → MessageReceived", () => {
     Effect.gen(function*() {
       const events = yield* upsert([
         received({ remoteJid: "status@broadcast", participant: "15551234567@s.whatsapp.net", id: "S1" }, { conversation: "my status" }),
-        // (revokes and edits are protocol messages too: see baileys-message-kinds.test.ts)
+        // (revokes and edits are protocol messages too: see baileys-inbound-kinds.test.ts)
         received({ remoteJid: "15551234567@s.whatsapp.net", id: "P1" }, {
           protocolMessage: { type: proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING, ephemeralExpiration: 86400 }
         }),

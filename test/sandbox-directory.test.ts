@@ -1,82 +1,13 @@
-import { localDiskMediaStore } from "../src/layers/media/mediaStoreLayers.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Scope, Stream, TestClock } from "effect"
+import { Effect, TestClock } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Engine, type EngineError, type EngineEvent } from "../src/runtime/Engine.js"
+import { Engine, type EngineError } from "../src/runtime/Engine.js"
 import type { GroupChange, LabelChange } from "../src/runtime/EngineDirectory.js"
-import { SandboxLedger } from "../src/runtime/engines/sandbox/Ledger.js"
-import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
-import { SandboxNetwork, type SandboxNetworkOptions, sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
-import { heldRows, ledgerAt } from "./support/sqlLedger.js"
-
-// --- harness (as in sandbox-engine.test.ts) ------------------------------------------------
-
-const mediaStore = () => localDiskMediaStore(mkdtempSync(join(tmpdir(), "sandbox-media-")))
-
-const sandbox = (options: Partial<SandboxNetworkOptions> = {}) =>
-  SandboxEngineLive.pipe(
-    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: "5 seconds", ...options })),
-    Layer.provide(SandboxLedger.none),
-    Layer.provideMerge(mediaStore())
-  )
-
-/** A network remembering in a SQLite file: building it again on the same file is a restarted gateway. */
-const sandboxOnFile = (file: string) =>
-  SandboxEngineLive.pipe(
-    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: "5 seconds" })),
-    Layer.provide(ledgerAt(file)),
-    Layer.provideMerge(mediaStore())
-  )
-
-const linkedAuth = {
-  readCreds: Effect.succeed(Option.some<unknown>({ phone: "linked-before" })),
-  writeCreds: () => Effect.void,
-  getKeys: () => Effect.succeed({}),
-  setKeys: () => Effect.void,
-  clear: Effect.void
-}
-
-/** A linked session, Ready, whose events pile up in a queue; `goOffline` closes its connection. */
-const openReady = (sessionId: string) =>
-  Effect.gen(function*() {
-    const engine = yield* Engine
-    const scope = yield* Scope.make()
-    const connection = yield* engine.connect({ sessionId, auth: linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone }).pipe(
-      Scope.extend(scope)
-    )
-    const events = yield* Queue.unbounded<EngineEvent>()
-    const ended = yield* Deferred.make<void>()
-    yield* connection.events.pipe(
-      Stream.runForEach((event) => Queue.offer(events, event)),
-      Effect.zipRight(Deferred.succeed(ended, undefined)),
-      Effect.forkScoped
-    )
-    expect((yield* Queue.take(events))._tag).toBe("Ready")
-    const chatId = `${sandboxPhoneOf(sessionId)}@c.us`
-    return {
-      sessionId,
-      chatId,
-      connection,
-      events,
-      groups: connection.groups,
-      channels: connection.channels,
-      labels: connection.labels,
-      contacts: connection.contacts,
-      markRead: connection.markRead,
-      react: connection.react,
-      downloadMedia: connection.downloadMedia,
-      send: (to: string, text: string) => connection.send({ engineMessageId: engine.newMessageId(), chatId: to, content: { type: "text", text } }),
-      goOffline: Scope.close(scope, Exit.void).pipe(Effect.zipRight(Deferred.await(ended)))
-    }
-  })
-
-type TestSession = Effect.Effect.Success<ReturnType<typeof openReady>>
-
-/** Lets the network's fibers run, then takes everything the session has received. */
-const drained = (session: TestSession) =>
-  TestClock.adjust(Duration.millis(1)).pipe(Effect.zipRight(Queue.takeAll(session.events)), Effect.map(Chunk.toReadonlyArray))
+import { SandboxNetwork, sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
+import { drained, openReady, sandbox, sandboxOnFile, type TestSession } from "./support/sandboxSessions.js"
+import { heldRows } from "./support/sqlLedger.js"
 
 const groupChanges = (session: TestSession) =>
   Effect.map(drained(session), (events) => events.flatMap((event) => event._tag === "GroupChanged" ? [event.change] : []))
@@ -105,7 +36,7 @@ const setBusiness = (sessionId: string, business: boolean) => Effect.flatMap(San
 
 /** Alice, bob and carol, and a group of the three made by alice; everyone has drained the `join`. */
 const trio = Effect.gen(function*() {
-  const [alice, bob, carol] = yield* Effect.forEach(["alice", "bob", "carol"], openReady)
+  const [alice, bob, carol] = yield* Effect.forEach(["alice", "bob", "carol"], (name) => openReady(name))
   const group = yield* alice.groups.create("Team", [bob!.chatId, carol!.chatId])
   yield* Effect.forEach([alice!, bob!, carol!], drained)
   return { alice: alice!, bob: bob!, carol: carol!, group }
@@ -301,7 +232,7 @@ describe("sandbox group messages", () => {
     Effect.gen(function*() {
       const { alice, bob, carol, group } = yield* trio
       yield* carol.goOffline
-      const { engineMessageId, timestamp } = yield* alice.send(group.id, "hello team")
+      const { engineMessageId, timestamp } = yield* alice.sendText(group.id, "hello team")
       const [toBob] = yield* received(bob)
       expect(toBob).toEqual({
         engineMessageId,
@@ -332,14 +263,14 @@ describe("sandbox group messages", () => {
       const alice = yield* openReady("alice")
       const dave = yield* openReady("dave")
       const group = yield* alice.groups.create("With an echo", [echo])
-      expect(yield* refusalOf(dave.send(group.id, "let me in"))).toEqual({ code: "NOT_GROUP_MEMBER", refusal: "forbidden" })
-      expect(yield* refusalOf(dave.send("120363000000000000@g.us", "anyone?"))).toEqual({ code: "GROUP_NOT_FOUND", refusal: "not_found" })
-      yield* alice.send(group.id, "echo?")
+      expect(yield* refusalOf(dave.sendText(group.id, "let me in"))).toEqual({ code: "NOT_GROUP_MEMBER", refusal: "forbidden" })
+      expect(yield* refusalOf(dave.sendText("120363000000000000@g.us", "anyone?"))).toEqual({ code: "GROUP_NOT_FOUND", refusal: "not_found" })
+      yield* alice.sendText(group.id, "echo?")
       yield* TestClock.adjust("1 minute")
       const events = yield* drained(alice)
       expect(events.filter((event) => event._tag === "MessageReceived")).toEqual([]) // no echo in a group
       expect(events.flatMap((event) => event._tag === "MessageStatusChanged" ? [event.status] : [])).toEqual(["sent"])
-      expect(yield* refusalOf(alice.send("12345@lid", "?"))).toEqual({ code: "UNSUPPORTED_CHAT", refusal: "not_supported" })
+      expect(yield* refusalOf(alice.sendText("12345@lid", "?"))).toEqual({ code: "UNSUPPORTED_CHAT", refusal: "not_supported" })
     }).pipe(Effect.provide(sandbox())))
 
   it.scoped("media is uploaded once and every member downloads it; reactions reach every member", () =>
@@ -392,8 +323,8 @@ describe("sandbox channels", () => {
       expect(yield* bob.channels.subscribe({ channelId: channel.id })).toMatchObject({ subscribers: 2 }) // again: no change
       expect(yield* alice.channels.subscribe({ channelId: channel.id })).toMatchObject({ role: "owner", subscribers: 2 })
 
-      const first = yield* alice.send(channel.id, "first")
-      const second = yield* alice.send(channel.id, "second")
+      const first = yield* alice.sendText(channel.id, "first")
+      const second = yield* alice.sendText(channel.id, "second")
       for (const session of [bob, carol]) {
         expect((yield* received(session)).map(({ chatId, from, fromPhone, fromLid, text }) => ({ chatId, from, fromPhone, fromLid, text }))).toEqual(
           ["first", "second"].map((text) => ({ chatId: channel.id, from: channel.id, fromPhone: null, fromLid: null, text }))
@@ -410,7 +341,7 @@ describe("sandbox channels", () => {
 
       yield* carol.channels.unsubscribe(channel.id)
       yield* carol.channels.unsubscribe(channel.id) // not following: no change
-      yield* alice.send(channel.id, "third")
+      yield* alice.sendText(channel.id, "third")
       expect((yield* received(carol))).toEqual([])
       expect((yield* received(bob)).map((message) => message.text)).toEqual(["third"])
       expect(yield* carol.channels.get(channel.id)).toMatchObject({ role: "guest", subscribers: 1 })
@@ -423,7 +354,7 @@ describe("sandbox channels", () => {
       const channel = yield* alice.channels.create("News", null)
       yield* bob.channels.subscribe({ channelId: channel.id })
       const notOwner = { code: "NOT_CHANNEL_OWNER", refusal: "forbidden" }
-      expect(yield* refusalOf(bob.send(channel.id, "mine"))).toEqual(notOwner)
+      expect(yield* refusalOf(bob.sendText(channel.id, "mine"))).toEqual(notOwner)
       expect(yield* refusalOf(bob.channels.delete(channel.id))).toEqual(notOwner)
 
       const notFound = { code: "CHANNEL_NOT_FOUND", refusal: "not_found" }
@@ -433,11 +364,11 @@ describe("sandbox channels", () => {
       expect(yield* refusalOf(bob.channels.subscribe({ inviteCode: "NoSuchCode123" }))).toEqual(notFound)
       expect(yield* refusalOf(bob.channels.unsubscribe(unknown))).toEqual(notFound)
       expect(yield* refusalOf(bob.channels.messages(unknown, 5))).toEqual(notFound)
-      expect(yield* refusalOf(alice.send(unknown, "hello?"))).toEqual(notFound)
+      expect(yield* refusalOf(alice.sendText(unknown, "hello?"))).toEqual(notFound)
 
       yield* alice.channels.delete(channel.id)
       expect(yield* refusalOf(bob.channels.get(channel.id))).toEqual(notFound)
-      expect(yield* refusalOf(alice.send(channel.id, "gone"))).toEqual(notFound)
+      expect(yield* refusalOf(alice.sendText(channel.id, "gone"))).toEqual(notFound)
     }).pipe(Effect.provide(sandbox())))
 })
 
@@ -541,7 +472,7 @@ describe("the directory on the SQL ledger", () => {
         const code = yield* alice.groups.inviteCode(group.id)
         const channel = yield* alice.channels.create("News", null)
         yield* bob.channels.subscribe({ channelId: channel.id })
-        yield* alice.send(channel.id, "kept")
+        yield* alice.sendText(channel.id, "kept")
         yield* setBusiness("alice", true)
         yield* alice.labels.addToChat(bob.chatId, "1").pipe(Effect.flip) // no label yet
         const vip = yield* alice.labels.create("VIP", null)
@@ -563,9 +494,9 @@ describe("the directory on the SQL ledger", () => {
 
         const bob = yield* openReady("bob")
         expect((yield* groupChanges(bob)).map((change) => change.update)).toEqual([{ subject: "Renamed while bob is away" }])
-        yield* alice.send(before.channel.id, "after the restart")
+        yield* alice.sendText(before.channel.id, "after the restart")
         expect((yield* received(bob)).map((message) => message.text)).toEqual(["after the restart"])
-        const { engineMessageId } = yield* bob.send(before.group.id, "still a team")
+        const { engineMessageId } = yield* bob.sendText(before.group.id, "still a team")
         expect((yield* received(alice)).map((message) => message.engineMessageId)).toEqual([engineMessageId])
       }).pipe(Effect.scoped, Effect.provide(sandboxOnFile(file)))
       expect(yield* heldRows(file, "bob")).toEqual([])

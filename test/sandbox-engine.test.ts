@@ -1,6 +1,5 @@
-import { localDiskMediaStore } from "../src/layers/media/mediaStoreLayers.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Ref, Scope, Stream, TestClock } from "effect"
+import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Ref, Scope, Stream, TestClock } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -8,19 +7,10 @@ import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.
 import { type DirectoryKind, type HeldEntry, SandboxLedger, type SentMessage } from "../src/runtime/engines/sandbox/Ledger.js"
 import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
 import { type SandboxFaults, SandboxNetwork, type SandboxNetworkOptions, sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
+import { drained, linkedAuth, mediaStore, openReady, openSession, sandbox, waitFor } from "./support/sandboxSessions.js"
 import { heldRows, ledgerAt } from "./support/sqlLedger.js"
 
 // --- harness -----------------------------------------------------------------------------
-
-/** The network's media server keeps its blobs in a media store of its own per test. */
-const mediaStore = () => localDiskMediaStore(mkdtempSync(join(tmpdir(), "sandbox-media-")))
-
-const sandbox = (options: SandboxNetworkOptions) =>
-  SandboxEngineLive.pipe(
-    Layer.provideMerge(SandboxNetwork.layer(options)),
-    Layer.provide(SandboxLedger.none),
-    Layer.provideMerge(mediaStore())
-  )
 
 /** A network on a ledger that outlives it: building this layer again is a restarted gateway. */
 const sandboxOn = (ledger: SandboxLedger["Type"], options: SandboxNetworkOptions, media = mediaStore()) =>
@@ -104,44 +94,12 @@ const makeAuth = (initialCreds: Option.Option<unknown> = Option.none()) =>
     return { auth, creds }
   })
 
-const linkedAuth = makeAuth(Option.some({ phone: "linked-before" })).pipe(Effect.map(({ auth }) => auth))
-
-/** Connects in a scope of its own, so a test can take the session offline by closing it. */
-const openSession = (sessionId: string, auth?: AuthState) =>
-  Effect.gen(function*() {
-    const engine = yield* Engine
-    const authState = auth ?? (yield* linkedAuth)
-    const scope = yield* Scope.make()
-    const connection = yield* engine.connect({ sessionId, auth: authState, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone }).pipe(Scope.extend(scope))
-    const events = yield* Queue.unbounded<EngineEvent>()
-    const ended = yield* Deferred.make<void>()
-    yield* connection.events.pipe(
-      Stream.runForEach((event) => Queue.offer(events, event)),
-      Effect.zipRight(Deferred.succeed(ended, undefined)),
-      Effect.forkScoped
-    )
-    return {
-      sessionId,
-      phone: sandboxPhoneOf(sessionId),
-      chatId: `${sandboxPhoneOf(sessionId)}@c.us`,
-      connection,
-      events,
-      ended,
-      nextEvent: Queue.take(events),
-      send: (chatId: string, text: string) =>
-        connection.send({ engineMessageId: engine.newMessageId(), chatId, content: { type: "text", text } }),
-      goOffline: Scope.close(scope, Exit.void)
-    }
-  })
-
-type TestSession = Effect.Effect.Success<ReturnType<typeof openSession>>
-
 /** Connects, but nobody consumes the events until the test pulls them one at a time. */
 const openIdle = (sessionId: string) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const scope = yield* Scope.make()
-    const connection = yield* engine.connect({ sessionId, auth: yield* linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone }).pipe(Scope.extend(scope))
+    const connection = yield* engine.connect({ sessionId, auth: linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone }).pipe(Scope.extend(scope))
     const pull = yield* Stream.toPull(connection.events).pipe(Scope.extend(scope))
     return {
       pullOne: pull.pipe(Effect.map(Chunk.toReadonlyArray)),
@@ -149,27 +107,8 @@ const openIdle = (sessionId: string) =>
     }
   })
 
-/** Waits for the next event of that kind, skipping others (QRs, status noise). */
-const waitFor = <Tag extends EngineEvent["_tag"]>(session: TestSession, tag: Tag) =>
-  Effect.gen(function*() {
-    while (true) {
-      const event = yield* session.nextEvent
-      if (event._tag === tag) return event as Extract<EngineEvent, { _tag: Tag }>
-    }
-  })
-
-const openReady = (sessionId: string) =>
-  openSession(sessionId).pipe(Effect.tap((session) => waitFor(session, "Ready")))
-
 const statusOf = (event: EngineEvent) =>
   event._tag === "MessageStatusChanged" ? `${event.engineMessageId}:${event.status}` : event._tag
-
-/** Lets the network's fibers run to completion, then says what is still unread. */
-const drained = (session: TestSession) =>
-  TestClock.adjust(Duration.millis(1)).pipe(
-    Effect.zipRight(Queue.takeAll(session.events)),
-    Effect.map(Chunk.toReadonlyArray)
-  )
 
 const faults = SandboxNetwork.pipe(Effect.map((network): SandboxFaults => network))
 
@@ -268,7 +207,7 @@ describe("messaging", () => {
       const alice = yield* openReady("alice")
       const bob = yield* openReady("bob")
 
-      const { engineMessageId, timestamp } = yield* alice.send(bob.chatId, "hi bob")
+      const { engineMessageId, timestamp } = yield* alice.sendText(bob.chatId, "hi bob")
       expect(engineMessageId).toMatch(/^SB[0-9A-F]{20}$/)
 
       const received = yield* waitFor(bob, "MessageReceived")
@@ -296,7 +235,7 @@ describe("messaging", () => {
   it.scoped("refuses to send before the session is Ready", () =>
     Effect.gen(function*() {
       const alice = yield* openSession("alice", (yield* makeAuth()).auth)
-      const error = yield* Effect.flip(alice.send("15550001234@c.us", "too early"))
+      const error = yield* Effect.flip(alice.sendText("15550001234@c.us", "too early"))
       expect(error).toMatchObject({ code: "NOT_CONNECTED", transient: true })
     }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
 
@@ -307,7 +246,7 @@ describe("messaging", () => {
       expect(yield* (yield* faults).isOnline("bob")).toBe(false)
 
       const alice = yield* openReady("alice")
-      const { engineMessageId } = yield* alice.send(bobBefore.chatId, "are you there?")
+      const { engineMessageId } = yield* alice.sendText(bobBefore.chatId, "are you there?")
       expect((yield* drained(alice)).map(statusOf)).toEqual([`${engineMessageId}:sent`])
 
       const bob = yield* openSession("bob")
@@ -327,7 +266,7 @@ describe("messaging", () => {
       const alice = yield* openReady("alice")
       const bob = yield* openReady("bob")
       yield* network.delayAcks("10 seconds")
-      const { engineMessageId } = yield* alice.send(bob.chatId, "read me later")
+      const { engineMessageId } = yield* alice.sendText(bob.chatId, "read me later")
       yield* waitFor(bob, "MessageReceived")
       yield* alice.goOffline
       yield* bob.connection.markRead(alice.chatId, [engineMessageId])
@@ -342,7 +281,7 @@ describe("messaging", () => {
   it.scoped("an echo contact acknowledges and answers with the same text", () =>
     Effect.gen(function*() {
       const alice = yield* openReady("alice")
-      const { engineMessageId } = yield* alice.send("15550001234@c.us", "ping")
+      const { engineMessageId } = yield* alice.sendText("15550001234@c.us", "ping")
       const events = [yield* alice.nextEvent, yield* alice.nextEvent, yield* alice.nextEvent]
       expect(events.map(statusOf)).toEqual(["sent", "delivered", "read"].map((s) => `${engineMessageId}:${s}`))
       expect(yield* alice.nextEvent).toMatchObject({
@@ -354,7 +293,7 @@ describe("messaging", () => {
   it.scoped("a message to a number nobody owns stays at sent", () =>
     Effect.gen(function*() {
       const alice = yield* openReady("alice")
-      const { engineMessageId } = yield* alice.send("4915112345678@c.us", "hello?")
+      const { engineMessageId } = yield* alice.sendText("4915112345678@c.us", "hello?")
       yield* TestClock.adjust("1 minute")
       expect((yield* drained(alice)).map(statusOf)).toEqual([`${engineMessageId}:sent`])
     }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
@@ -377,7 +316,7 @@ describe("messaging", () => {
       yield* (yield* faults).delayAcks("3 seconds")
       const alice = yield* openReady("alice")
       const bob = yield* openReady("bob")
-      const { engineMessageId } = yield* alice.send(bob.chatId, "slow")
+      const { engineMessageId } = yield* alice.sendText(bob.chatId, "slow")
       yield* waitFor(bob, "MessageReceived")
       yield* TestClock.adjust("2 seconds")
       expect(yield* drained(alice)).toHaveLength(0)
@@ -395,7 +334,7 @@ describe("faults and connection lifetime", () => {
       expect(yield* alice.nextEvent).toMatchObject({ _tag: "Closed", reason: { kind: "retry", code: "CONNECTION_LOST" } })
       yield* Deferred.await(alice.ended)
       expect(yield* network.isOnline("alice")).toBe(false)
-      const error = yield* Effect.flip(alice.send("15550001234@c.us", "lost"))
+      const error = yield* Effect.flip(alice.sendText("15550001234@c.us", "lost"))
       expect(error.code).toBe("NOT_CONNECTED")
     }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
 
@@ -438,7 +377,7 @@ describe("faults and connection lifetime", () => {
       yield* first.goOffline
       expect(yield* network.isOnline("alice")).toBe(true)
       const bob = yield* openReady("bob")
-      yield* bob.send(second.chatId, "to the new one")
+      yield* bob.sendText(second.chatId, "to the new one")
       expect(yield* waitFor(second, "MessageReceived")).toMatchObject({ message: { text: "to the new one" } })
     }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
 
@@ -459,7 +398,7 @@ describe("held until the consumer takes it", () => {
       const bobIdle = yield* openIdle("bob")
       expect((yield* bobIdle.pullOne).map((event) => event._tag)).toEqual(["Ready"])
 
-      const { engineMessageId } = yield* alice.send(`${sandboxPhoneOf("bob")}@c.us`, "wait for me")
+      const { engineMessageId } = yield* alice.sendText(`${sandboxPhoneOf("bob")}@c.us`, "wait for me")
       yield* TestClock.adjust("1 minute")
       expect((yield* drained(alice)).map(statusOf)).toEqual([`${engineMessageId}:sent`])
 
@@ -479,7 +418,7 @@ describe("held until the consumer takes it", () => {
         const alice = yield* openReady("alice")
         const bobIdle = yield* openIdle("bob")
         yield* bobIdle.pullOne // Ready
-        const { engineMessageId } = yield* alice.send(`${sandboxPhoneOf("bob")}@c.us`, "in the inbox")
+        const { engineMessageId } = yield* alice.sendText(`${sandboxPhoneOf("bob")}@c.us`, "in the inbox")
         yield* drained(alice)
         expect(memory.heldKeys("bob")).toEqual([`msg:${engineMessageId}`])
 
@@ -500,7 +439,7 @@ describe("held until the consumer takes it", () => {
         const bob = yield* openReady("bob")
         yield* bob.goOffline
         yield* (yield* faults).delayAcks("10 seconds")
-        const sent = yield* Effect.forEach(["one", "two", "three"], (text) => alice.send(bobChat, text))
+        const sent = yield* Effect.forEach(["one", "two", "three"], (text) => alice.sendText(bobChat, text))
         yield* alice.goOffline
         yield* TestClock.adjust("10 seconds") // the `sent` receipts now wait for alice
         return sent.map(({ engineMessageId }) => engineMessageId)
@@ -538,7 +477,7 @@ describe("held until the consumer takes it", () => {
         yield* bobBefore.goOffline
         const alice = yield* openReady("alice")
         const texts = Array.from({ length: 50 }, (_, i) => `message ${i}`)
-        yield* Effect.forEach(texts, (text) => alice.send(bobBefore.chatId, text), { discard: true })
+        yield* Effect.forEach(texts, (text) => alice.sendText(bobBefore.chatId, text), { discard: true })
         expect(memory.holdWrites("bob")).toBe(50)
         expect(memory.heldKeys("bob")).toHaveLength(50)
 
@@ -558,10 +497,10 @@ describe("held until the consumer takes it", () => {
       yield* Effect.gen(function*() {
         const engine = yield* Engine
         const bobBefore = yield* openReady("bob")
-        const fromBob = yield* bobBefore.send(`${sandboxPhoneOf("carol")}@c.us`, "bob's own message")
+        const fromBob = yield* bobBefore.sendText(`${sandboxPhoneOf("carol")}@c.us`, "bob's own message")
         yield* bobBefore.goOffline
         const alice = yield* openReady("alice")
-        const held = yield* alice.send(bobBefore.chatId, "held for bob")
+        const held = yield* alice.sendText(bobBefore.chatId, "held for bob")
         yield* drained(alice)
         expect(memory.heldKeys("bob")).toEqual([`msg:${held.engineMessageId}`])
 
@@ -571,7 +510,7 @@ describe("held until the consumer takes it", () => {
         expect(memory.sent.has(held.engineMessageId)).toBe(true) // alice's record stays
         expect(memory.sent.has(fromBob.engineMessageId)).toBe(false)
 
-        const later = yield* alice.send(bobBefore.chatId, "anyone?")
+        const later = yield* alice.sendText(bobBefore.chatId, "anyone?")
         yield* TestClock.adjust("1 minute")
         expect((yield* drained(alice)).map(statusOf)).toEqual([`${later.engineMessageId}:sent`])
 

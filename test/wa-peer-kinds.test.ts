@@ -17,32 +17,27 @@ import {
   type WAMessage,
   type WASocket
 } from "@whiskeysockets/baileys"
-import { contentOf, contextInfoOf, forwardedMessage, linkPreviewMessage, type ClientPresence, type FakeContact, type ReceivedMessage, type WaPeer } from "./support/wa-peer/index.js"
-import { RawClients, onEvent, useRawPeer } from "./support/wa-peer/raw-client.js"
+import { contentOf, contextInfoOf, forwardedMessage, linkPreviewMessage, type ClientPresence, type FakeContact, type ReceivedMessage } from "./support/wa-peer/index.js"
+import { onEvent, useRawPeer } from "./support/wa-peer/raw-client.js"
 
 const ALICE = "15551230001"
 const BOB = "15551230002"
 
-let peer: WaPeer
-let clients: RawClients
-useRawPeer((started, pool) => {
-  peer = started
-  clients = pool
-})
+const loopback = useRawPeer()
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest()
 const webp = () => sharp({ create: { width: 16, height: 16, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 1 } } }).webp().toBuffer()
 
 /** Alice's client and Bob, a contact. */
 const aliceAndBob = async () => {
-  const { sock } = await clients.pair(ALICE)
-  return { sock, bob: peer.contact(BOB, { name: "Bob" }) }
+  const { sock } = await loopback.clients.pair(ALICE)
+  return { sock, bob: loopback.peer.contact(BOB, { name: "Bob" }) }
 }
 
 /** What a contact decrypted of message `id` (it may have arrived before the sender's call returned). */
 const receivedById = (id: string): Promise<ReceivedMessage> => {
-  const already = peer.received.find(m => m.id === id)
-  return already ? Promise.resolve(already) : peer.waitFor<ReceivedMessage>("received", m => m.id === id)
+  const already = loopback.peer.received.find(m => m.id === id)
+  return already ? Promise.resolve(already) : loopback.peer.waitFor<ReceivedMessage>("received", m => m.id === id)
 }
 
 /** Alice's client sends `content` to Bob; resolves with what Bob's phone decrypted. */
@@ -75,7 +70,7 @@ describe("wa-peer kinds: client → contact, recorded whole", () => {
     expect(two.received.kind).toBe("contacts")
     expect(two.received.message.contactsArrayMessage?.contacts?.map(c => c.displayName)).toEqual(["Carol", "Dave"])
     expect(bob.received().map(m => Object.keys(m)[0])).toEqual(["locationMessage", "contactMessage", "contactsArrayMessage"])
-    expect(peer.errors).toEqual([])
+    expect(loopback.peer.errors).toEqual([])
   })
 
   it("a sticker is uploaded and decrypts to the same WebP", async () => {
@@ -84,7 +79,7 @@ describe("wa-peer kinds: client → contact, recorded whole", () => {
     const { received } = await sendToBob(sock, bob, { sticker: bytes })
     expect(received).toMatchObject({ kind: "sticker", media: "sticker" })
     expect(received.message.stickerMessage?.mimetype).toBe("image/webp")
-    const media = await peer.downloadMedia(received)
+    const media = await loopback.peer.downloadMedia(received)
     expect(media.bytes.equals(bytes)).toBe(true)
   })
 
@@ -151,7 +146,7 @@ describe("wa-peer kinds: contact → client, read back by Baileys", () => {
     const bytes = await webp()
     const sticker = await fromBob(sock, () => bob.sendSticker(ALICE, { bytes }))
     expect(sticker.message?.stickerMessage).toMatchObject({ mimetype: "image/webp", isAnimated: false })
-    expect((await downloadMediaMessage(sticker, "buffer", { options: clients.fetchOptions })).equals(bytes)).toBe(true)
+    expect((await downloadMediaMessage(sticker, "buffer", { options: loopback.clients.fetchOptions })).equals(bytes)).toBe(true)
   })
 
   it("a forwarded text and a text with a link preview keep their fields", async () => {
@@ -199,7 +194,7 @@ describe("wa-peer kinds: contact → client, read back by Baileys", () => {
     const secret = poll.message!.messageContextInfo!.messageSecret!
     expect(Buffer.from(secret).equals(bob.polls.get(pollId)!.secret)).toBe(true)
     // Alice's client votes as an engine would: sealed here with Baileys' primitives, LID-addressed
-    const alice = peer.accounts.get(ALICE)!
+    const alice = loopback.peer.accounts.get(ALICE)!
     const [creatorJid, voterJid] = [bob.lid, `${alice.lidUser}@lid`]
     const info = Buffer.concat([Buffer.from(pollId), Buffer.from(creatorJid), Buffer.from(voterJid), Buffer.from("Poll Vote"), Buffer.from([1])])
     const key = hmacSign(info, hmacSign(secret, new Uint8Array(32)))
@@ -219,7 +214,7 @@ describe("wa-peer kinds: poll votes Bob casts on Alice's poll", () => {
     const { sent } = await sendToBob(sock, bob, { poll: { name: "Lunch?", values: ["Pizza", "Sushi", "Salad"], selectableCount: 0 } })
     const pollId = sent.key.id!
     const pollEncKey = sent.message!.messageContextInfo!.messageSecret!
-    const alice = peer.accounts.get(ALICE)!
+    const alice = loopback.peer.accounts.get(ALICE)!
     const open = (vote: WAMessage, creatorJid: string, voterJid: string) =>
       decryptPollVote(vote.message!.pollUpdateMessage!.vote!, { pollCreatorJid: creatorJid, pollMsgId: pollId, pollEncKey, voterJid })
 
@@ -269,26 +264,26 @@ describe("wa-peer kinds: presence", () => {
   it("Alice's chatstates to Bob are recorded; her online / offline only once she has a name", async () => {
     const { sock, bob } = await aliceAndBob()
     for (const state of ["composing", "recording", "paused"] as const) {
-      const said = peer.waitFor<ClientPresence>("presence", p => p.kind === "chatstate" && p.state === state)
+      const said = loopback.peer.waitFor<ClientPresence>("presence", p => p.kind === "chatstate" && p.state === state)
       await sock.sendPresenceUpdate(state, bob.jid)
       await said
     }
     expect(bob.chatstates()).toEqual(["composing", "recording", "paused"])
-    expect(peer.presences.filter(p => p.kind === "chatstate").map(p => p.phone)).toEqual([ALICE, ALICE, ALICE])
+    expect(loopback.peer.presences.filter(p => p.kind === "chatstate").map(p => p.phone)).toEqual([ALICE, ALICE, ALICE])
     // without creds.me.name Baileys drops online / offline without a word (the chatstate after
     // it, on the same socket, shows the peer would have seen it by then)
     await sock.sendPresenceUpdate("available")
-    const after = peer.waitFor<ClientPresence>("presence", p => p.kind === "chatstate" && p.state === "composing")
+    const after = loopback.peer.waitFor<ClientPresence>("presence", p => p.kind === "chatstate" && p.state === "composing")
     await sock.sendPresenceUpdate("composing", bob.jid)
     await after
-    expect(peer.presences.filter(p => p.kind === "presence" && p.type !== undefined)).toEqual([])
+    expect(loopback.peer.presences.filter(p => p.kind === "presence" && p.type !== undefined)).toEqual([])
   })
 
   it("with a business name from the pairing, Baileys sends online and offline", async () => {
-    const named = await clients.pair(ALICE, {}, { businessName: "Alice's Shop" })
+    const named = await loopback.clients.pair(ALICE, {}, { businessName: "Alice's Shop" })
     expect(named.auth.creds.me?.name).toBe("Alice's Shop")
     for (const type of ["available", "unavailable"] as const) {
-      const said = peer.waitFor<ClientPresence>("presence", p => p.kind === "presence" && p.type === type)
+      const said = loopback.peer.waitFor<ClientPresence>("presence", p => p.kind === "presence" && p.type === type)
       await named.sock.sendPresenceUpdate(type)
       expect(await said).toMatchObject({ kind: "presence", phone: ALICE, type, name: "Alice's Shop" })
     }

@@ -6,7 +6,7 @@ import { localDiskMediaStore } from "../../src/layers/media/mediaStoreLayers.js"
 import { type AuthState, Engine, type EngineEvent, type OutboundContent } from "../../src/runtime/Engine.js"
 import { SandboxLedger } from "../../src/runtime/engines/sandbox/Ledger.js"
 import { SandboxEngineLive } from "../../src/runtime/engines/sandbox/SandboxEngine.js"
-import { SandboxNetwork, sandboxPhoneOf } from "../../src/runtime/engines/sandbox/SandboxNetwork.js"
+import { SandboxNetwork, type SandboxNetworkOptions, sandboxPhoneOf } from "../../src/runtime/engines/sandbox/SandboxNetwork.js"
 import { ledgerAt } from "./sqlLedger.js"
 
 /**
@@ -15,12 +15,12 @@ import { ledgerAt } from "./sqlLedger.js"
  */
 
 /** The network's media server keeps its blobs in a media store of its own per test. */
-const mediaStore = () => localDiskMediaStore(mkdtempSync(join(tmpdir(), "sandbox-media-")))
+export const mediaStore = () => localDiskMediaStore(mkdtempSync(join(tmpdir(), "sandbox-media-")))
 
-/** A network that lives and dies with the test. */
-export const sandbox = () =>
+/** A network that lives and dies with the test; the simulated phone scans a QR after 5 seconds unless told otherwise. */
+export const sandbox = (options: Partial<SandboxNetworkOptions> = {}) =>
   SandboxEngineLive.pipe(
-    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: "5 seconds" })),
+    Layer.provideMerge(SandboxNetwork.layer({ pairDelay: "5 seconds", ...options })),
     Layer.provide(SandboxLedger.none),
     Layer.provideMerge(mediaStore())
   )
@@ -33,7 +33,8 @@ export const sandboxOnFile = (file: string) =>
     Layer.provideMerge(mediaStore())
   )
 
-const linkedAuth: AuthState = {
+/** Credentials as if the phone had been linked before: the session comes up Ready without a QR. */
+export const linkedAuth: AuthState = {
   readCreds: Effect.succeed(Option.some<unknown>({ phone: "linked-before" })),
   writeCreds: () => Effect.void,
   getKeys: () => Effect.succeed({}),
@@ -41,14 +42,18 @@ const linkedAuth: AuthState = {
   clear: Effect.void
 }
 
-/** A linked session, Ready, whose events pile up in a queue; `goOffline` closes its connection. */
-export const openReady = (sessionId: string) =>
+/**
+ * Connects in a scope of its own (linked before, unless another `auth` is given); its events pile up
+ * in a queue from the very first, for the test to read. `goOffline` closes the connection and waits
+ * for its event stream to end.
+ */
+export const openSession = (sessionId: string, auth: AuthState = linkedAuth) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const scope = yield* Scope.make()
     const connection = yield* engine.connect({
       sessionId,
-      auth: linkedAuth,
+      auth,
       proxyUrl: Option.none(),
       lookupSent: () => Effect.succeedNone,
       lookupPoll: () => Effect.succeedNone
@@ -60,8 +65,6 @@ export const openReady = (sessionId: string) =>
       Effect.zipRight(Deferred.succeed(ended, undefined)),
       Effect.forkScoped
     )
-    const first = yield* Queue.take(events)
-    if (first._tag !== "Ready") throw new Error(`expected Ready, got ${first._tag}`)
     const phone = sandboxPhoneOf(sessionId)
     return {
       sessionId,
@@ -69,22 +72,42 @@ export const openReady = (sessionId: string) =>
       chatId: `${phone}@c.us`,
       connection,
       events,
+      /** Done once the connection's event stream has ended (closed, replaced, logged out). */
+      ended,
+      nextEvent: Queue.take(events),
       /** Sends any content; `forwarded` marks it so. */
       send: (chatId: string, content: OutboundContent, forwarded?: boolean) =>
         connection.send({ engineMessageId: engine.newMessageId(), chatId, content, ...(forwarded === undefined ? {} : { forwarded }) }),
       sendText: (chatId: string, text: string) =>
         connection.send({ engineMessageId: engine.newMessageId(), chatId, content: { type: "text", text } }),
+      // The connection's directory and message operations, at hand.
+      groups: connection.groups,
+      channels: connection.channels,
+      labels: connection.labels,
+      contacts: connection.contacts,
+      markRead: connection.markRead,
+      react: connection.react,
+      downloadMedia: connection.downloadMedia,
       goOffline: Scope.close(scope, Exit.void).pipe(Effect.zipRight(Deferred.await(ended)))
     }
   })
 
-export type TestSession = Effect.Effect.Success<ReturnType<typeof openReady>>
+/** A session whose first event is Ready (it fails otherwise), that event already taken. */
+export const openReady = (sessionId: string, auth?: AuthState) =>
+  Effect.gen(function*() {
+    const session = yield* openSession(sessionId, auth)
+    const first = yield* session.nextEvent
+    if (first._tag !== "Ready") throw new Error(`expected Ready, got ${first._tag}`)
+    return session
+  })
 
-/** Waits for the next event of that kind, skipping others (status noise). */
+export type TestSession = Effect.Effect.Success<ReturnType<typeof openSession>>
+
+/** Waits for the next event of that kind, skipping others (QRs, status noise). */
 export const waitFor = <Tag extends EngineEvent["_tag"]>(session: TestSession, tag: Tag) =>
   Effect.gen(function*() {
     while (true) {
-      const event = yield* Queue.take(session.events)
+      const event = yield* session.nextEvent
       if (event._tag === tag) return event as Extract<EngineEvent, { _tag: Tag }>
     }
   })

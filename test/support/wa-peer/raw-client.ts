@@ -168,20 +168,32 @@ export const muteSignalChatter = (): (() => void) => {
 
 /**
  * A fresh peer and raw-client pool for every test of the calling file (libsignal's console
- * chatter muted meanwhile); `onStart` hands them to the file's own variables.
+ * chatter muted meanwhile), read through the returned handle while a test runs.
  */
-export const useRawPeer = (onStart: (peer: WaPeer, clients: RawClients) => void): void => {
+export const useRawPeer = (): { readonly peer: WaPeer; readonly clients: RawClients } => {
   let current: { peer: WaPeer; clients: RawClients; unmute: () => void } | undefined
   beforeEach(async () => {
     const unmute = muteSignalChatter()
     const peer = await WaPeer.start()
     current = { peer, clients: new RawClients(peer), unmute }
-    onStart(current.peer, current.clients)
   })
   afterEach(async () => {
     if (current === undefined) return
     await current.clients.end()
     await current.peer.close()
     current.unmute()
+    current = undefined
   })
+  const started = () => {
+    if (current === undefined) throw new Error("the loopback peer runs only during a test")
+    return current
+  }
+  return {
+    get peer() {
+      return started().peer
+    },
+    get clients() {
+      return started().clients
+    }
+  }
 }
