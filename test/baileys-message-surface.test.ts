@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, TEST_KEY } from "./support/gateway.js"
 import { base64 } from "./support/mediaSamples.js"
 import { sessionApi, useLinkedBaileysSession } from "./support/baileysSession.js"
-import { contentOf, linkPreviewMessage, pollOf } from "./support/wa-peer/index.js"
+import { contentOf, contextInfoOf, forwardedMessage, linkPreviewMessage, pollOf } from "./support/wa-peer/index.js"
 
 /**
  * Issue 17 end to end on ENGINE=baileys, part one: what the session sends (locations, contact
@@ -26,9 +26,12 @@ describe("ENGINE=baileys: sending and receiving every kind of message through th
   const bob = () => linked().peer.contact(BOB, { name: "Bob" })
   beforeAll(() => void bob())
 
-  it("send-location: the contact gets a locationMessage with the place", async () => {
+  it("send-location: the contact gets a locationMessage with the place, quoting what it answers", async () => {
+    const questionId = await bob().send(ALICE, "where are you?")
+    const question = await api.receivedFrom(BOB, (m) => m.text === "where are you?")
     const { messageId, received } = await api.sendTo(BOB, "/messages/send-location", {
       chatId: `+${BOB}`,
+      quotedMessageId: question.id,
       latitude: 52.3731,
       longitude: 4.8922,
       name: "Dam Square",
@@ -42,7 +45,12 @@ describe("ENGINE=baileys: sending and receiving every kind of message through th
       address: "Dam, Amsterdam",
       url: "https://example.org/dam"
     })
+    expect(contextInfoOf(received.message)).toMatchObject({ stanzaId: questionId, quotedMessage: { conversation: "where are you?" } })
     expect((await api.message(messageId)).body).toMatchObject({ type: "location", location: { latitude: 52.3731, name: "Dam Square" } })
+
+    // A reply to the session's own location quotes it as one.
+    const reply = await api.sendTo(BOB, "/messages/send-text", { chatId: BOB, text: "there", quotedMessageId: messageId }, (m) => m.text === "there")
+    expect(contextInfoOf(reply.received.message)).toMatchObject({ stanzaId: received.id, participant: `${ALICE}@s.whatsapp.net`, quotedMessage: { locationMessage: {} } })
   })
 
   it("send-contact: one card is a contactMessage, several a contactsArrayMessage, with tappable vCards", async () => {
@@ -196,7 +204,7 @@ describe("ENGINE=baileys: sending and receiving every kind of message through th
     })
   })
 
-  it("what the contact sends is stored with its content: a location, one card and several, a sticker, a link preview", async () => {
+  it("what the contact sends is stored with its content: a location, one card and several, a sticker, a link preview, a forward", async () => {
     await bob().sendLocation(ALICE, { latitude: 48.8584, longitude: 2.2945, name: "Eiffel Tower", address: "Paris" })
     const location = await api.receivedFrom(BOB, (m) => m.type === "location")
     expect(location.location).toEqual({ latitude: 48.8584, longitude: 2.2945, name: "Eiffel Tower", address: "Paris", url: null })
@@ -219,6 +227,9 @@ describe("ENGINE=baileys: sending and receiving every kind of message through th
     await bob().sendMessage(ALICE, linkPreviewMessage({ text, url: "https://example.org/news", title: "News", description: "Today's news" }))
     const previewed = await api.receivedFrom(BOB, (m) => m.text === text)
     expect(previewed.linkPreview).toEqual({ url: "https://example.org/news", title: "News", description: "Today's news" })
+
+    await bob().sendMessage(ALICE, forwardedMessage({ conversation: "passed along" }))
+    expect((await api.receivedFrom(BOB, (m) => m.text === "passed along")).forwarded).toBe(true)
     expect(linked().peer.errors).toEqual([])
   })
 })

@@ -369,11 +369,11 @@ describe("SessionSupervisor", () => {
       expect(kinds(seen)).toEqual(["message.sent", "message.ack", "message.ack", "message.ack"])
       const sentEvent = seen.find((e) => e.event === "message.sent" && JSON.stringify(e.data).includes(reply.messageId))!
       expect(sentEvent.data).toMatchObject({ message: { id: reply.messageId, status: "sent", fromMe: true } })
-      // The quote and the mentions reach the engine, the quote as the network's id of the quoted message.
+      // The quote and the mentions reach the engine, the quote by the network's id of the quoted message, with its text.
       const commands = yield* core.sentCommands
       const quoted = commands.find((c) => textOf(c) === "first")!
       expect(commands.find((c) => textOf(c) === "a reply")).toMatchObject({
-        quotedEngineMessageId: quoted.engineMessageId,
+        quoted: { engineMessageId: quoted.engineMessageId, fromMe: true, type: "text", text: "first" },
         mentions: ["15550004444@c.us"]
       })
     }).pipe(Effect.scoped))

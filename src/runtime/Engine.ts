@@ -1,5 +1,5 @@
 import { Context, Data, Effect, Option, Scope, Stream } from "effect"
-import type { ContactCard, LinkPreview, Location, MediaKind, MessageStatus } from "../domain/Message.js"
+import type { ContactCard, LinkPreview, Location, MediaKind, MessageStatus, MessageType } from "../domain/Message.js"
 import type { Me } from "../domain/Session.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import type {
@@ -209,6 +209,16 @@ export type OutboundContent =
   /** The secret is chosen when the poll is accepted and kept, so a resend is the same poll. */
   | { readonly type: "poll"; readonly poll: PollDefinition & { readonly secret: Uint8Array } }
 
+/**
+ * A message of the chat that a send quotes: by key (who wrote it, sent or received), with what
+ * it said, since the network carries a copy of the quoted content for the reply's preview.
+ */
+export interface QuotedMessage extends MessageTarget {
+  readonly type: MessageType
+  /** Its text, or its caption. */
+  readonly text: string | null
+}
+
 export interface SendCommand {
   /**
    * The message's id on the network, chosen when the gateway accepted the message (see
@@ -218,7 +228,8 @@ export interface SendCommand {
   readonly engineMessageId: string
   readonly chatId: string
   readonly content: OutboundContent
-  readonly quotedEngineMessageId?: string | undefined
+  /** The message this one replies to. */
+  readonly quoted?: QuotedMessage | undefined
   readonly mentions?: ReadonlyArray<string> | undefined
   /** Marked as forwarded (the content is the forwarded message's). */
   readonly forwarded?: boolean | undefined

@@ -10,7 +10,7 @@ import { firstUrlIn } from "./network/linkPreview.js"
 import { typingOf } from "./typing.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
-import { type EngineConnection, EngineError, type OutboundContent, type OutboundLinkPreview } from "./Engine.js"
+import { type EngineConnection, EngineError, type OutboundContent, type OutboundLinkPreview, type QuotedMessage } from "./Engine.js"
 import { type LinkPreview, MediaKind, type MessageType } from "../domain/Message.js"
 import { makePacer } from "./Pacing.js"
 import { type PacingSettings } from "../domain/Settings.js"
@@ -39,6 +39,12 @@ const outboundPreview = (preview: LinkPreview | null): OutboundLinkPreview | und
       description: preview.description,
       thumbnail: preview.thumbnail === undefined ? null : Buffer.from(preview.thumbnail, "base64")
     }
+
+/** A quoted message as the engines take it: one that reached the network, sent or received. */
+const quotedOf = (row: MessageRow): Option.Option<QuotedMessage> =>
+  row.engineMessageId === null
+    ? Option.none()
+    : Option.some({ engineMessageId: row.engineMessageId, fromMe: row.fromMe, from: row.from, type: row.type, text: row.text ?? row.caption })
 
 /** Transient engine errors are retried a few times before the message is marked failed. */
 const transientRetry = Schedule.exponential("500 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
@@ -166,7 +172,7 @@ export const makeOutbound = (deps: OutboundDeps) =>
             engineMessageId,
             chatId,
             content,
-            quotedEngineMessageId: Option.getOrUndefined(Option.flatMapNullable(quoted, (q) => q.engineMessageId)),
+            quoted: Option.getOrUndefined(Option.flatMap(quoted, quotedOf)),
             mentions: mentions ?? undefined,
             forwarded: row.value.forwarded
           })

@@ -5,7 +5,6 @@ import {
   Browsers,
   generateMessageIDV2,
   makeWASocket,
-  type WAMessage,
   type WASocket
 } from "@whiskeysockets/baileys"
 import { Cause, Clock, Effect, Layer, Option, Queue, Runtime, Stream } from "effect"
@@ -31,7 +30,7 @@ import { fromUpdates, fromUpsert } from "./messages.js"
 import { redactProxyUrl } from "../../../domain/Session.js"
 import { acquireNetworkAgents, socketConfigOf } from "./agents.js"
 import { downloadMedia, sendErrorOf, socketTransfer } from "./media.js"
-import { contentOf } from "./outbound.js"
+import { contentOf, quotedOf } from "./outbound.js"
 import { keyOf, makeMessageActions } from "./messageActions.js"
 import { fromPresence, makePresenceOperations } from "./presence.js"
 import { fromReactions } from "./reactions.js"
@@ -267,7 +266,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
 
     return {
       events: Stream.fromQueue(events).pipe(Stream.takeUntil((event) => event._tag === "Closed")),
-      send: (command) => send(sock, options, command),
+      send: (command) => send(sock, command),
       react: (command) => react(sock, command),
       downloadMedia: (media) => downloadMedia(socketTransfer(sock, agents.dispatcher), media),
       requestPairingCode: (phoneNumber) => requestPairingCode(sock, phoneNumber),
@@ -286,16 +285,11 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
     } satisfies EngineConnection
   })
 
-/**
- * Sends with the id the gateway chose, so a resend after a crash is the same message.
- * A quote needs the quoted content; the Store knows it for messages this session sent.
- */
-const send = (sock: WASocket, options: ConnectOptions, command: SendCommand) =>
+/** Sends with the id the gateway chose, so a resend after a crash is the same message. */
+const send = (sock: WASocket, command: SendCommand) =>
   Effect.gen(function*() {
     const jid = toWireJid(command.chatId)
-    const quoted = command.quotedEngineMessageId === undefined
-      ? undefined
-      : yield* quotedMessage(options, command.quotedEngineMessageId)
+    const quoted = command.quoted === undefined ? undefined : quotedOf(command.chatId, command.quoted)
     const mentions = command.mentions?.map(toWireJid) ?? []
     const sent = yield* Effect.tryPromise({
       try: () =>
@@ -312,16 +306,6 @@ const send = (sock: WASocket, options: ConnectOptions, command: SendCommand) =>
       timestamp: seconds > 0 ? new Date(seconds * 1000) : new Date()
     }
   })
-
-const quotedMessage = (options: ConnectOptions, engineMessageId: string) =>
-  Effect.map(options.lookupSent(engineMessageId), Option.match({
-    // Not ours (or not text): quoting without the content would be rejected by Baileys.
-    onNone: () => undefined,
-    onSome: (stored): WAMessage => ({
-      key: { remoteJid: toWireJid(stored.chatId), fromMe: true, id: engineMessageId },
-      message: { conversation: stored.text }
-    })
-  }))
 
 /** A reaction names its message by key (see `keyOf`). */
 const react = (sock: WASocket, { chatId, emoji, target }: ReactCommand) =>

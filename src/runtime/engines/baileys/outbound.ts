@@ -1,6 +1,7 @@
-import type { AnyMessageContent, proto, WAUrlInfo } from "@whiskeysockets/baileys"
-import type { OutboundContent, OutboundLinkPreview } from "../../Engine.js"
+import type { AnyMessageContent, proto, WAMessage, WAUrlInfo } from "@whiskeysockets/baileys"
+import type { OutboundContent, OutboundLinkPreview, QuotedMessage } from "../../Engine.js"
 import { mediaMessageOf } from "./media.js"
+import { keyOf } from "./messageActions.js"
 
 /**
  * What the gateway sends, in the terms of Baileys' `sendMessage`, which builds the WhatsApp
@@ -80,3 +81,36 @@ export const contentOf = (content: OutboundContent, extras: OutboundExtras): Any
   const built = contentOnly(content, extras.mentions)
   return extras.forwarded ? { ...built, contextInfo: forwardedContext } as AnyMessageContent : built
 }
+
+/**
+ * The content a reply carries of the message it quotes (`contextInfo.quotedMessage`), which
+ * recipients show above the reply: its text or caption under the field of its kind. The Store
+ * keeps no wire copy of messages, and WhatsApp finds the quoted one by its id (`stanzaId`).
+ */
+const quotedContentOf = ({ text, type }: QuotedMessage): proto.IMessage => {
+  const caption = text === null ? {} : { caption: text }
+  switch (type) {
+    case "image":
+    case "video":
+    case "document":
+      return { [`${type}Message`]: caption }
+    case "audio":
+      return { audioMessage: {} }
+    case "sticker":
+      return { stickerMessage: {} }
+    case "location":
+      return { locationMessage: {} }
+    case "contact":
+      return { contactMessage: {} }
+    case "poll":
+      return { pollCreationMessageV3: {} }
+    default:
+      return { conversation: text ?? "" }
+  }
+}
+
+/** The message a reply quotes, as Baileys' `sendMessage` takes it (`quoted`): sent or received, by key. */
+export const quotedOf = (chatId: string, quoted: QuotedMessage): WAMessage => ({
+  key: keyOf(chatId, quoted),
+  message: quotedContentOf(quoted)
+})
