@@ -15,6 +15,7 @@ import { contentOf, contextInfoOf, type ReceivedMessage } from "./support/wa-pee
 const ALICE = "15551230001"
 const BOB = "15551230002"
 const CAROL = "15551230003"
+const DAVE = "15551230004"
 const aliceChat = `${ALICE}@c.us`
 const bobChat = `${BOB}@c.us`
 
@@ -195,6 +196,15 @@ describe("ENGINE=baileys: forward, edit, delete, star, pin and presence through 
     // Nothing was heard under the LID.
     const lidKnown = await api.get(`/presence/${encodeURIComponent(bob().lid)}`)
     expect(lidKnown.status).toBe(404)
+  })
+
+  it("presence in from a contact never written to: subscribing learns its LID, so its typing shows under its phone", async () => {
+    const dave = linked().peer.contact(DAVE, { name: "Dave" })
+    expect((await api.post("/presence/subscribe", { chatId: DAVE })).status).toBe(200)
+    await eventually(async () => dave.subscribers(), (phones) => phones.includes(ALICE), 15_000)
+    dave.sendChatstate(ALICE, "composing")
+    await api.delivered("presence.update", (data) => data.chatId === `${DAVE}@c.us` && data.state === "typing")
+    expect((await api.get(`/presence/${DAVE}`)).body).toMatchObject({ chatId: `${DAVE}@c.us`, state: "typing" })
     expect(linked().hooks.problems).toEqual([])
     expect(linked().peer.errors).toEqual([])
   })
