@@ -220,9 +220,10 @@ describe.skipIf(unavailable("postgres", "cluster failover") ?? unavailable("redi
     const gaps = ordered.slice(1).map((at, i) => at - ordered[i]!)
     console.log(`paced sends went out ${gaps.join(", ")} ms apart (pace ${PACE_MS} ms)`)
     // The `sent` status is recorded once the network's acknowledgement has been handled, a
-    // little after the send itself: single gaps get some slack, the whole run hardly any.
+    // little after the send itself: single gaps get some slack (on a loaded 2-core machine one
+    // ack was handled ~200 ms late, making gaps of 696 then 320 ms), the whole run hardly any.
     // Unpaced, these six would go out within a few tens of milliseconds.
-    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(PACE_MS * 0.7)
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(PACE_MS * 0.5)
     expect(ordered.at(-1)! - ordered[0]!).toBeGreaterThanOrEqual((ordered.length - 1) * PACE_MS - 100)
   }, 60_000)
 
