@@ -87,7 +87,7 @@ describe.skipIf(unavailable("postgres", "cluster runners") ?? unavailable("redis
     const groups = (sessionId: string, path = "") => `/api/sessions/${sessionId}/groups${path}`
 
     const created = await asked.call("POST", groups(owner!), { body: { subject: "across runners", participants: [memberPhone] } })
-    expect([created.status, created.body.subject, created.body.participants.length]).toEqual([201, "across runners", 2])
+    expect([created.status, created.body.subject, created.body.participants?.length], JSON.stringify(created.body)).toEqual([201, "across runners", 2])
     const groupId: string = created.body.id
     const seen = await eventually(() => asked.call("GET", groups(member!, `/${groupId}`)), (r) => r.status === 200)
     expect(seen.body.owner).toBe(created.body.owner)
