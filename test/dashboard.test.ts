@@ -145,7 +145,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     await page.getByTestId("tester-send").click()
     await expect.poll(() => page.getByTestId("tester-status").textContent(), { timeout: 15_000 }).toMatch(/delivered|read/)
     const sentPoll = page.getByTestId("tester-result").getByTestId("message-poll")
-    await expect.poll(() => sentPoll.getByTestId("message-poll-option").allTextContents()).toEqual(["Canteen 0", "Park 0", "Desk 0"])
+    await expect.poll(() => sentPoll.getByTestId("message-poll-option").allTextContents(), { timeout: 10_000 }).toEqual(["Canteen 0", "Park 0", "Desk 0"])
     expect(await sentPoll.textContent()).toContain("up to 2 choices")
     await screenshot(page, "tester-poll-1280")
 
@@ -168,7 +168,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     await page.getByTestId("messages-session").selectOption({ label: "eve" })
     await page.getByTestId("messages-direction").selectOption("in")
     const rows = page.getByTestId("message-row")
-    await expect.poll(() => rows.getByTestId("message-poll").count()).toBe(1)
+    await expect.poll(() => rows.getByTestId("message-poll").count(), { timeout: 10_000 }).toBe(1)
     expect(await rows.getByTestId("message-poll-option").allTextContents()).toEqual(["Canteen 0", "Park 0", "Desk 0"])
     expect(await rows.getByTestId("message-location").textContent()).toContain("Brandenburg Gate")
     await screenshot(page, "messages-poll-location-1280")

@@ -30,14 +30,19 @@ export const Messages = () => {
 
   useEffect(() => {
     if (filters === null || filters.sessionId === "") return
+    // Filters change faster than pages load: an answer to filters no longer shown is dropped,
+    // or a slow first load (the first session, unfiltered) would overwrite the one asked for.
+    let current = true
     void run("load", async () => {
-      setResult(
-        await api.messages.page(filters.sessionId, page, LIMIT, {
-          chatId: filters.chatId.trim(),
-          direction: filters.direction
-        })
-      )
+      const loaded = await api.messages.page(filters.sessionId, page, LIMIT, {
+        chatId: filters.chatId.trim(),
+        direction: filters.direction
+      })
+      if (current) setResult(loaded)
     })
+    return () => {
+      current = false
+    }
   }, [filters, page])
 
   const apply = (event: Event) => {
