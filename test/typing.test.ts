@@ -43,7 +43,8 @@ describe("typingMs", () => {
       const took = yield* clockTimeToSend(core, text(3_000))
       expect(took).toBeGreaterThanOrEqual(3_000)
       expect(took).toBeLessThanOrEqual(3_100)
-      yield* letFibersRun
+      // "paused" follows the send once the engine has answered: wait for it, on the clock.
+      yield* advanceUntil(Effect.map(core.presenceCommands, (list) => list.filter((p) => p.sessionId === alice.id).length >= 2), "50 millis")
       const presence = (yield* core.presenceCommands).filter((p) => p.sessionId === alice.id)
       expect(presence.map((p) => ({ chatId: "chatId" in p ? p.chatId : null, state: p.state }))).toEqual([
         { chatId: bobChat, state: "typing" },
@@ -74,7 +75,7 @@ describe("typingMs", () => {
       const { alice, bobChat } = yield* readyPair(core)
       const note = core.messaging.sendMedia(alice.id, { chatId: bobChat, kind: "audio", ptt: true, source: { data: opus() }, typingMs: 2_000 })
       expect(yield* clockTimeToSend(core, note)).toBeGreaterThanOrEqual(2_000)
-      yield* letFibersRun
+      yield* advanceUntil(Effect.map(core.presenceCommands, (list) => list.length >= 2), "50 millis")
       expect((yield* core.presenceCommands).map((p) => p.state)).toEqual(["recording", "paused"])
     }))
 

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks"
+import { useEffect, useRef, useState } from "preact/hooks"
 import { api, type Message, type PageOf } from "../api"
 import { MessageContent } from "../MessageContent"
 import { useSessionList } from "../sessionList"
@@ -17,15 +17,25 @@ export const Messages = () => {
   const { sessions, error: listError } = useSessionList()
   const [draft, setDraft] = useState<Filters>({ sessionId: "", chatId: "", direction: "" })
   const [filters, setFilters] = useState<Filters | null>(null)
+  // The draft as last changed: two changes in a row (session, then direction) may come before a
+  // render, and the second must build on the first, not on the draft of the last render.
+  const latestDraft = useRef(draft)
+  const changeDraft = (patch: Partial<Filters>, apply: boolean) => {
+    const next = { ...latestDraft.current, ...patch }
+    latestDraft.current = next
+    setDraft(next)
+    if (apply) {
+      setPage(1)
+      setFilters(next)
+    }
+  }
   const [page, setPage] = useState(1)
   const [result, setResult] = useState<PageOf<Message> | null>(null)
   const { error, setError, busy, run } = useAction()
 
   useEffect(() => {
     if (filters !== null || sessions === null || sessions.length === 0) return
-    const first = { sessionId: sessions[0]!.id, chatId: "", direction: "" as const }
-    setDraft(first)
-    setFilters(first)
+    changeDraft({ sessionId: sessions[0]!.id, chatId: "", direction: "" }, true)
   }, [sessions])
 
   useEffect(() => {
@@ -48,7 +58,7 @@ export const Messages = () => {
   const apply = (event: Event) => {
     event.preventDefault()
     setPage(1)
-    setFilters({ ...draft })
+    setFilters({ ...latestDraft.current })
   }
 
   return (
@@ -58,28 +68,18 @@ export const Messages = () => {
       <form class="card form-row" onSubmit={apply}>
         <Field label="Session">
           <select data-testid="messages-session" value={draft.sessionId}
-            onChange={(event) => {
-              const next = { ...draft, sessionId: event.currentTarget.value }
-              setDraft(next)
-              setPage(1)
-              setFilters(next)
-            }}>
+            onChange={(event) => changeDraft({ sessionId: event.currentTarget.value }, true)}>
             {sessions?.length === 0 && <option value="">No sessions</option>}
             {sessions?.map((session) => <option key={session.id} value={session.id}>{session.name}</option>)}
           </select>
         </Field>
         <Field label="Chat id">
           <input data-testid="messages-chat" value={draft.chatId} placeholder="all chats"
-            onInput={(event) => setDraft({ ...draft, chatId: event.currentTarget.value })} />
+            onInput={(event) => changeDraft({ chatId: event.currentTarget.value }, false)} />
         </Field>
         <Field label="Direction">
           <select data-testid="messages-direction" value={draft.direction}
-            onChange={(event) => {
-              const next = { ...draft, direction: event.currentTarget.value as Filters["direction"] }
-              setDraft(next)
-              setPage(1)
-              setFilters(next)
-            }}>
+            onChange={(event) => changeDraft({ direction: event.currentTarget.value as Filters["direction"] }, true)}>
             <option value="">Both</option>
             <option value="in">Received</option>
             <option value="out">Sent</option>
