@@ -34,7 +34,8 @@ export const Messages = () => {
   const { error, setError, busy, run } = useAction()
 
   useEffect(() => {
-    if (filters !== null || sessions === null || sessions.length === 0) return
+    // Runs after the render that brought the sessions: a session picked meanwhile stays picked.
+    if (latestDraft.current.sessionId !== "" || sessions === null || sessions.length === 0) return
     changeDraft({ sessionId: sessions[0]!.id, chatId: "", direction: "" }, true)
   }, [sessions])
 
