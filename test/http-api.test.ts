@@ -60,6 +60,28 @@ describe("authentication", () => {
     // Swagger's "Authorize" applies the key to exactly the operations that declare it.
     expect(openapi.body.paths["/api/sessions/{sessionId}/messages/send-text"].post.security).toContainEqual({ apiKey: [] })
     expect(openapi.body.paths["/api/health"].get.security).toEqual([])
+    // The message surface declares every status it can answer: a store outage (503), a body over
+    // BODY_MAX_BYTES (413) and the rate limit (429) included.
+    const surface: Array<[string, string]> = [
+      ["/api/sessions/{sessionId}/messages/send-location", "post"],
+      ["/api/sessions/{sessionId}/messages/send-contact", "post"],
+      ["/api/sessions/{sessionId}/messages/send-poll", "post"],
+      ["/api/sessions/{sessionId}/messages/send-sticker", "post"],
+      ["/api/sessions/{sessionId}/messages/poll-vote", "post"],
+      ["/api/sessions/{sessionId}/messages/{messageId}/poll", "get"],
+      ["/api/sessions/{sessionId}/messages/{messageId}/forward", "post"],
+      ["/api/sessions/{sessionId}/messages/{messageId}", "put"],
+      ["/api/sessions/{sessionId}/messages/{messageId}", "delete"],
+      ["/api/sessions/{sessionId}/messages/{messageId}/star", "post"],
+      ["/api/sessions/{sessionId}/messages/{messageId}/pin", "post"],
+      ["/api/sessions/{sessionId}/presence", "post"],
+      ["/api/sessions/{sessionId}/presence/subscribe", "post"],
+      ["/api/sessions/{sessionId}/presence/{chatId}", "get"]
+    ]
+    for (const [path, method] of surface) {
+      const statuses = Object.keys(openapi.body.paths[path]?.[method]?.responses ?? {})
+      expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(["400", "404", "409", "413", "429", "503"]))
+    }
     const docs = await gateway().call("GET", "/api/docs", { key: null })
     expect(docs.status).toBe(200)
     // Offline: the UI is inlined, nothing is fetched from a CDN.

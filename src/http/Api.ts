@@ -125,6 +125,8 @@ const contentSend = <const Name extends string, A, I>(
     .setPath(sessionPath)
     .setPayload(payload)
     .addSuccess(SendResult, { status: 201 })
+    .addError(wireError(PayloadTooLarge))
+    .addError(wireError(ServiceUnavailable))
     .annotate(OpenApi.Description, `Sends ${what}.`)
 
 const AnyBytes = Schema.Uint8ArrayFromSelf.pipe(

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ServiceUnavailable } from "../domain/Errors.js"
+import { PayloadTooLarge, ServiceUnavailable } from "../domain/Errors.js"
 import { ChatIdFromInput } from "../domain/Ids.js"
 import {
   DeleteScope,
@@ -21,7 +21,11 @@ import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
 import { wireError } from "./wireError.js"
 
-/** The contract's actions on messages already in a chat, and presence (their groups of SwitchboardApi in ./Api.ts). */
+/**
+ * The contract's actions on messages already in a chat, and presence (their groups of
+ * SwitchboardApi in ./Api.ts). Every one of them may answer 503 (the Store or the media store
+ * cannot be reached) and 413 (a body over BODY_MAX_BYTES); 401/403/429 come with Authentication.
+ */
 
 const sessionPath = Schema.Struct({ sessionId: Schema.String })
 const messagePath = Schema.Struct({ sessionId: Schema.String, messageId: Schema.String })
@@ -33,7 +37,6 @@ export class MessageActionsGroup extends HttpApiGroup.make("messageActions")
       .setPath(messagePath)
       .setPayload(ForwardRequest)
       .addSuccess(SendResult, { status: 201 })
-      .addError(wireError(ServiceUnavailable))
       .annotate(OpenApi.Description, "Sends the message again to a chat, marked forwarded: a new message (media copied, not fetched again).")
   )
   .add(
@@ -81,6 +84,8 @@ export class MessageActionsGroup extends HttpApiGroup.make("messageActions")
       .addSuccess(PollResults)
       .annotate(OpenApi.Description, "The poll's options with their votes: the latest vote of each voter counts.")
   )
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
 {}
 
@@ -105,5 +110,7 @@ export class PresenceGroup extends HttpApiGroup.make("presence")
       .addSuccess(Presence)
       .annotate(OpenApi.Description, "The last presence heard of the contact (404 PRESENCE_UNKNOWN before any).")
   )
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
 {}
