@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "@effect/vitest"
+import { defaultSessionSettings } from "../src/domain/SessionSettings.js"
 import { BufferJSON, decryptPollVote, proto } from "@whiskeysockets/baileys"
 import { randomBytes } from "node:crypto"
 import { Effect, Exit, ManagedRuntime, Option, Scope, Stream } from "effect"
@@ -91,7 +92,7 @@ describe("BaileysEngine (no peer)", () => {
       const error = yield* Effect.flip(engine.connect({
         sessionId: "s1",
         auth: memoryAuth(),
-        lookupSent: () => Effect.succeed(Option.none()), lookupPoll: () => Effect.succeed(Option.none()),
+        lookupSent: () => Effect.succeed(Option.none()), lookupPoll: () => Effect.succeed(Option.none()), settings: defaultSessionSettings("off"),
         proxyUrl: Option.some("ftp://user:topsecret@proxy.example:21")
       }))
       expect(error).toMatchObject({ code: "INVALID_PROXY", transient: false })
@@ -105,7 +106,7 @@ describe("BaileysEngine (no peer)", () => {
       const connection = yield* engine.connect({
         sessionId: "s2",
         auth: memoryAuth(),
-        lookupSent: () => Effect.succeed(Option.none()), lookupPoll: () => Effect.succeed(Option.none()),
+        lookupSent: () => Effect.succeed(Option.none()), lookupPoll: () => Effect.succeed(Option.none()), settings: defaultSessionSettings("off"),
         proxyUrl: Option.none()
       })
       const events = yield* Stream.runCollect(connection.events).pipe(Effect.timeout("10 seconds"))
@@ -161,7 +162,7 @@ describe("BaileysEngine against the loopback peer: groups, contacts, labels, mes
     scopes.push(scope)
     const engine = await runtime.runPromise(Engine)
     const connection = await Effect.runPromise(Scope.extend(
-      engine.connect({ sessionId: "peer", auth, lookupSent: () => Effect.succeed(Option.none()), lookupPoll: (id) => Effect.succeed(Option.fromNullable(polls.get(id))), proxyUrl: Option.none() }),
+      engine.connect({ sessionId: "peer", auth, lookupSent: () => Effect.succeed(Option.none()), lookupPoll: (id) => Effect.succeed(Option.fromNullable(polls.get(id))), proxyUrl: Option.none(), settings: defaultSessionSettings("off") }),
       scope
     ))
     const events: Array<EngineEvent> = []

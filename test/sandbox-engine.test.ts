@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { defaultSessionSettings } from "../src/domain/SessionSettings.js"
 import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Ref, Scope, Stream, TestClock } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -99,7 +100,7 @@ const openIdle = (sessionId: string) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const scope = yield* Scope.make()
-    const connection = yield* engine.connect({ sessionId, auth: linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone }).pipe(Scope.extend(scope))
+    const connection = yield* engine.connect({ sessionId, auth: linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone, settings: defaultSessionSettings("recent") }).pipe(Scope.extend(scope))
     const pull = yield* Stream.toPull(connection.events).pipe(Scope.extend(scope))
     return {
       pullOne: pull.pipe(Effect.map(Chunk.toReadonlyArray)),

@@ -25,6 +25,8 @@ const group = (id: string, subject: string, members: number): Group => ({
   createdAt: "2024-01-01T00:00:00.000Z",
   announce: false,
   restrict: false,
+  memberAddMode: "admins",
+  approval: false,
   participants: [
     { id: "15550000000@c.us", role: "superadmin" },
     ...Array.from({ length: members }, (_, i) => ({ id: `1555100${String(i).padStart(4, "0")}@c.us`, role: "member" as const }))

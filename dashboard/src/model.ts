@@ -82,7 +82,9 @@ const kindsInOrder: Record<SubscribableKind, true> = {
   "message.reaction": true, "message.revoked": true, "message.edited": true,
   "poll.vote": true, "presence.update": true,
   "group.join": true, "group.leave": true, "group.update": true, "group.participants": true,
-  "label.update": true
+  "label.update": true,
+  "chat.update": true, "contact.update": true, "status.received": true,
+  "call.received": true, "call.update": true, "session.history": true, "group.request": true
 }
 
 export const eventKinds = Object.keys(kindsInOrder) as ReadonlyArray<SubscribableKind>

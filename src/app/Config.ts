@@ -47,6 +47,7 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
   ),
   sandboxPairDelay: millis("SANDBOX_PAIR_DELAY_MS", 1500),
   sandboxBusiness: Config.boolean("SANDBOX_BUSINESS").pipe(Config.withDefault(false)),
+  historySync: Config.literal("off", "recent", "full")("HISTORY_SYNC").pipe(Config.withDefault("recent" as const)),
   reconnect: Config.all({
     initialDelay: millis("RECONNECT_INITIAL_DELAY_MS", 1_000),
     maxDelay: millis("RECONNECT_MAX_DELAY_MS", 60_000),

@@ -18,6 +18,13 @@ export const EventKind = Schema.Literal(
   "group.update",
   "group.participants",
   "label.update",
+  "chat.update",
+  "contact.update",
+  "status.received",
+  "call.received",
+  "call.update",
+  "session.history",
+  "group.request",
   /** Sent by `POST /api/webhooks/{id}/test` to that webhook only. */
   "webhook.test"
 )

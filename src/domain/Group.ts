@@ -21,6 +21,10 @@ export const Group = Schema.Struct({
   announce: Schema.Boolean,
   /** Only admins may edit the group's settings. */
   restrict: Schema.Boolean,
+  /** Who may add members. */
+  memberAddMode: Schema.Literal("admins", "all"),
+  /** Admins approve who joins by link. */
+  approval: Schema.Boolean,
   participants: Schema.Array(GroupParticipant)
 }).annotations({ identifier: "Group" })
 export type Group = typeof Group.Type
@@ -78,3 +82,31 @@ export const JoinGroupRequest = Schema.Struct({
 })
 
 export const inviteUrl = (code: string) => `https://chat.whatsapp.com/${code}`
+
+/** Who may add members: admins only, or every member. */
+export const MemberAddMode = Schema.Literal("admins", "all")
+export type MemberAddMode = typeof MemberAddMode.Type
+
+/** `PUT …/groups/{groupId}/settings`: the settings to change (at least one). */
+export const GroupSettingsRequest = Schema.Struct({
+  announce: Schema.optional(Schema.Boolean.annotations({ description: "only admins may send" })),
+  restrict: Schema.optional(Schema.Boolean.annotations({ description: "only admins may edit the group's info" })),
+  memberAddMode: Schema.optional(MemberAddMode),
+  approval: Schema.optional(Schema.Boolean.annotations({ description: "admins approve who joins by link" }))
+}).pipe(
+  Schema.filter((request) => Object.values(request).some((value) => value !== undefined), {
+    message: () => "name at least one of announce, restrict, memberAddMode, approval"
+  })
+).annotations({ identifier: "GroupSettingsRequest" })
+export type GroupSettingsRequest = typeof GroupSettingsRequest.Type
+
+/** Someone asking to join a group that needs approval. */
+export const JoinRequest = Schema.Struct({
+  id: Schema.String,
+  requestedAt: Schema.NullOr(Schema.String),
+  method: Schema.NullOr(Schema.String).annotations({ description: "how they asked: invite_link, linked_group_join, …" })
+}).annotations({ identifier: "JoinRequest" })
+export type JoinRequest = typeof JoinRequest.Type
+
+export const JoinRequestAction = Schema.Literal("created", "revoked", "approved", "rejected")
+export type JoinRequestAction = typeof JoinRequestAction.Type

@@ -96,6 +96,10 @@ export type LinkPreview = typeof LinkPreview.Type
 export const Edit = Schema.Struct({ text: Schema.String, at: Schema.String })
 export type Edit = typeof Edit.Type
 
+/** How a message came to the gateway: sent or received live, or imported from the phone's history. */
+export const MessageSource = Schema.Literal("live", "history")
+export type MessageSource = typeof MessageSource.Type
+
 export class Message extends Schema.Class<Message>("Message")({
   id: MessageId,
   sessionId: SessionId,
@@ -124,7 +128,8 @@ export class Message extends Schema.Class<Message>("Message")({
   edits: Schema.Array(Edit).annotations({ description: "earlier texts, oldest first" }),
   revoked: Schema.Boolean.annotations({ description: "deleted (for everyone, or for this account only); text and media are gone" }),
   starred: Schema.Boolean,
-  pinned: Schema.Boolean
+  pinned: Schema.Boolean,
+  source: MessageSource
 }) {}
 
 /**

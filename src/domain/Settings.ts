@@ -1,3 +1,4 @@
+import type { HistorySync } from "./SessionSettings.js"
 import { Context, type Duration, Layer, type LogLevel, type Option, type Redacted } from "effect"
 
 /**
@@ -20,6 +21,8 @@ export interface Settings {
   readonly sandboxPairDelay: Duration.Duration
   /** Sandbox sessions are WhatsApp Business accounts (labels work); tests mark single ones instead. */
   readonly sandboxBusiness: boolean
+  /** What a new session imports from the phone on linking (`HISTORY_SYNC`, default `recent`). */
+  readonly historySync: HistorySync
   readonly reconnect: ReconnectSettings
   readonly pacing: PacingSettings
   /** Requests a minute per API key (per address without one); 0 = no limit. */

@@ -11,6 +11,19 @@ import type {
   LabelChange,
   LabelOperations
 } from "./EngineDirectory.js"
+import type { SessionSettings } from "../domain/SessionSettings.js"
+import type {
+  AccountContactOperations,
+  CallOperations,
+  ChatOperations,
+  GroupAdminOperations,
+  HistoryBatch,
+  InboundCall,
+  InboundChatChange,
+  InboundContactChange,
+  InboundJoinRequest,
+  ProfileOperations
+} from "./EngineAccount.js"
 import type {
   InboundEdit,
   InboundPin,
@@ -71,6 +84,11 @@ export interface InboundMessage {
   readonly chatId: string
   /** Who wrote it (in a group, the participant), in the same form as `chatId`. */
   readonly from: string
+  /**
+   * Written by this account on another device (the phone): history sync carries those. `from`
+   * is then the account's own id and `chatId` the chat it went to.
+   */
+  readonly fromMe?: boolean | undefined
   /** Both ids of the sender as far as known: WhatsApp shows one, the other comes from mappings. */
   readonly fromPhone: string | null
   readonly fromLid: string | null
@@ -130,6 +148,16 @@ export type EngineEvent = Data.TaggedEnum<{
   LabelChanged: { readonly change: LabelChange }
   ContactsSeen: { readonly contacts: ReadonlyArray<ContactSeen> }
   /** A status change of a message this session sent. */
+  /** Chats changed on another device (archived, pinned, muted, read, deleted) or were named. */
+  ChatsChanged: { readonly changes: ReadonlyArray<InboundChatChange> }
+  /** People changed their push name, about or picture, or the account (un)blocked them elsewhere. */
+  ContactsChanged: { readonly changes: ReadonlyArray<InboundContactChange> }
+  /** A call was offered to the account, or what became of it (accepted, rejected, timed out…). */
+  CallChanged: { readonly call: InboundCall }
+  /** A batch of the phone's history sync. */
+  HistoryReceived: { readonly batch: HistoryBatch }
+  /** Someone asked to join a group the account administers, or the request was answered. */
+  JoinRequestsChanged: { readonly request: InboundJoinRequest }
   MessageStatusChanged: {
     readonly engineMessageId: string
     readonly status: MessageStatus
@@ -179,6 +207,11 @@ export interface ConnectOptions {
   readonly lookupPoll: (engineMessageId: string) => Effect.Effect<Option.Option<StoredPoll>>
   /** The session's proxy URL, credentials included; engines must never log it. */
   readonly proxyUrl: Option.Option<string>
+  /**
+   * The session's settings as they were when it connected: `historySync` (what to import on
+   * linking) and `markOnlineOnConnect` apply to the connection; the runtime handles the rest.
+   */
+  readonly settings: SessionSettings
 }
 
 /** Media to send: the bytes (at most `MEDIA_MAX_BYTES`, checked on intake) and what they are. */
@@ -200,8 +233,20 @@ export interface OutboundLinkPreview {
   readonly thumbnail: Uint8Array | null
 }
 
+/** How a text status update looks: its background (`#RRGGBB`) and font (0–9), when chosen. */
+export interface StatusStyle {
+  readonly backgroundColor: string | null
+  readonly font: number | null
+}
+
 export type OutboundContent =
-  | { readonly type: "text"; readonly text: string; readonly linkPreview?: OutboundLinkPreview | undefined }
+  | {
+    readonly type: "text"
+    readonly text: string
+    readonly linkPreview?: OutboundLinkPreview | undefined
+    /** A text status update's look (`status@broadcast` only). */
+    readonly statusStyle?: StatusStyle | undefined
+  }
   | { readonly type: "media"; readonly media: OutboundMedia }
   | { readonly type: "location"; readonly location: Location }
   /** vCards built by the gateway; one card, or several. */
@@ -233,6 +278,11 @@ export interface SendCommand {
   readonly mentions?: ReadonlyArray<string> | undefined
   /** Marked as forwarded (the content is the forwarded message's). */
   readonly forwarded?: boolean | undefined
+  /**
+   * A status update (`chatId` is `status@broadcast`): the contacts who may see it. WhatsApp
+   * encrypts a status to each of them, so the list is needed (and never empty).
+   */
+  readonly statusAudience?: ReadonlyArray<string> | undefined
 }
 
 /** Sets (or with `emoji` "" takes back) this session's reaction on a message of the chat. */
@@ -253,12 +303,15 @@ export interface EngineConnection {
   readonly markRead: (chatId: string, engineMessageIds: ReadonlyArray<string>) => Effect.Effect<void, EngineError>
   /** Unlinks the account on the server side; the connection closes afterwards. */
   readonly logout: Effect.Effect<void, EngineError>
-  readonly groups: GroupOperations
+  readonly groups: GroupOperations & GroupAdminOperations
   readonly channels: ChannelOperations
   readonly labels: LabelOperations
-  readonly contacts: ContactOperations
+  readonly contacts: ContactOperations & AccountContactOperations
   readonly messages: MessageActionOperations
   readonly presence: PresenceOperations
+  readonly chats: ChatOperations
+  readonly profile: ProfileOperations
+  readonly calls: CallOperations
 }
 
 export class Engine extends Context.Tag("switchboard/Engine")<Engine, {

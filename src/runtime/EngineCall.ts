@@ -3,7 +3,7 @@ import { type Effect, Record, Schema } from "effect"
 import { Channel, ChannelMessage } from "../domain/Channel.js"
 import { ContactCheck } from "../domain/Contact.js"
 import { Conflict, EngineFailure, EngineTimeout, Forbidden, NotFound, NotSupported, ValidationFailed } from "../domain/Errors.js"
-import { Group, ParticipantAction, ParticipantResult } from "../domain/Group.js"
+import { Group, JoinRequest, MemberAddMode, ParticipantAction, ParticipantResult } from "../domain/Group.js"
 import { Label } from "../domain/Label.js"
 import { MessageType } from "../domain/Message.js"
 import type { SessionStatus } from "../domain/Session.js"
@@ -36,6 +36,14 @@ const PollDefinition = Schema.Struct({
   selectableCount: Schema.Number,
   secret: Schema.NullOr(Schema.Uint8ArrayFromBase64)
 })
+const ChatAnchor = Schema.Struct({ target: MessageTarget, timestamp: Schema.Date })
+const ChatModification = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("archive"), archived: Schema.Boolean }),
+  Schema.Struct({ kind: Schema.Literal("pin"), pinned: Schema.Boolean }),
+  Schema.Struct({ kind: Schema.Literal("mute"), until: Schema.NullOr(Schema.Date) }),
+  Schema.Struct({ kind: Schema.Literal("markUnread") }),
+  Schema.Struct({ kind: Schema.Literal("delete") })
+)
 const channelId = { channelId: Schema.String }
 const chatLabel = { chatId: Schema.String, labelId: Schema.String }
 
@@ -86,7 +94,40 @@ export const EngineRpcs = RpcGroup.make(
     },
     Schema.Void
   ),
-  operation("PresenceSubscribe", { chatId: Schema.String }, Schema.Void)
+  operation("PresenceSubscribe", { chatId: Schema.String }, Schema.Void),
+  operation("ChatsModify", { chatId: Schema.String, modification: ChatModification, newest: Schema.NullOr(ChatAnchor) }, Schema.Void),
+  operation("ChatsRequestHistory", { chatId: Schema.String, count: Schema.Number, oldest: Schema.NullOr(ChatAnchor) }, Schema.Void),
+  operation("ProfileGet", {}, Schema.Struct({ name: Schema.NullOr(Schema.String), about: Schema.NullOr(Schema.String), pictureUrl: Schema.NullOr(Schema.String) })),
+  operation("ProfileSetName", { name: Schema.String }, Schema.Void),
+  operation("ProfileSetAbout", { about: Schema.String }, Schema.Void),
+  operation("ProfileSetPicture", { jpeg: Schema.NullOr(Schema.Uint8ArrayFromBase64) }, Schema.Void),
+  operation("ContactsProfile", { chatId: Schema.String }, Schema.Struct({ pushName: Schema.NullOr(Schema.String), about: Schema.NullOr(Schema.String), isBusiness: Schema.Boolean })),
+  operation("ContactsPictureUrl", { chatId: Schema.String }, Schema.NullOr(Schema.String)),
+  operation("ContactsDownloadPicture", { url: Schema.String }, Schema.Uint8ArrayFromBase64),
+  operation("ContactsSetBlocked", { chatId: Schema.String, blocked: Schema.Boolean }, Schema.Void),
+  operation("ContactsBlocklist", {}, Schema.Array(Schema.String)),
+  operation("ContactsResolveIds", { chatId: Schema.String }, Schema.Struct({ lid: Schema.NullOr(Schema.String), phone: Schema.NullOr(Schema.String) })),
+  operation("CallsReject", { callId: Schema.String, from: Schema.String }, Schema.Void),
+  operation(
+    "GroupsSetSettings",
+    {
+      ...groupId,
+      change: Schema.Struct({
+        announce: Schema.optional(Schema.Boolean),
+        restrict: Schema.optional(Schema.Boolean),
+        memberAddMode: Schema.optional(MemberAddMode),
+        approval: Schema.optional(Schema.Boolean)
+      })
+    },
+    Schema.Void
+  ),
+  operation("GroupsSetPicture", { ...groupId, jpeg: Schema.NullOr(Schema.Uint8ArrayFromBase64) }, Schema.Void),
+  operation("GroupsJoinRequests", groupId, Schema.Array(JoinRequest)),
+  operation(
+    "GroupsAnswerJoinRequests",
+    { ...groupId, participants: Schema.Array(Schema.String), answer: Schema.Literal("approve", "reject") },
+    Schema.Array(ParticipantResult)
+  )
 )
 
 type EngineRpc = RpcGroup.Rpcs<typeof EngineRpcs>
@@ -157,7 +198,25 @@ const onConnection: ConnectionMethods = {
   MessagePin: (connection, command) => connection.messages.pin(command),
   PollVote: (connection, command) => connection.messages.votePoll(command),
   PresenceSet: (connection, { command }) => connection.presence.set(command),
-  PresenceSubscribe: (connection, { chatId }) => connection.presence.subscribe(chatId)
+  PresenceSubscribe: (connection, { chatId }) => connection.presence.subscribe(chatId),
+  ChatsModify: (connection, { chatId, modification, newest }) => connection.chats.modify(chatId, modification, newest),
+  ChatsRequestHistory: (connection, { chatId, count, oldest }) => connection.chats.requestHistory(chatId, count, oldest),
+  ProfileGet: (connection) => connection.profile.get,
+  ProfileSetName: (connection, { name }) => connection.profile.setName(name),
+  ProfileSetAbout: (connection, { about }) => connection.profile.setAbout(about),
+  ProfileSetPicture: (connection, { jpeg }) => connection.profile.setPicture(jpeg),
+  ContactsProfile: (connection, { chatId }) => connection.contacts.profile(chatId),
+  ContactsPictureUrl: (connection, { chatId }) => connection.contacts.pictureUrl(chatId),
+  ContactsDownloadPicture: (connection, { url }) => connection.contacts.downloadPicture(url),
+  ContactsSetBlocked: (connection, { blocked, chatId }) => connection.contacts.setBlocked(chatId, blocked),
+  ContactsBlocklist: (connection) => connection.contacts.blocklist,
+  ContactsResolveIds: (connection, { chatId }) => connection.contacts.resolveIds(chatId),
+  CallsReject: (connection, { callId, from }) => connection.calls.reject(callId, from),
+  GroupsSetSettings: (connection, { change, groupId }) => connection.groups.setSettings(groupId, change),
+  GroupsSetPicture: (connection, { groupId, jpeg }) => connection.groups.setPicture(groupId, jpeg),
+  GroupsJoinRequests: (connection, { groupId }) => connection.groups.joinRequests(groupId),
+  GroupsAnswerJoinRequests: (connection, { answer, groupId, participants }) =>
+    connection.groups.answerJoinRequests(groupId, participants, answer)
 }
 
 /** Runs the call on the connection. */

@@ -11,6 +11,9 @@ import { uuidv7 } from "../domain/uuidv7.js"
 import type { LastError, SessionStatus } from "../domain/Session.js"
 import { applyEdit, applyPin, applyPollVote, applyPresence, applyRevoke } from "./InboundChanges.js"
 import { applyGroupChange, applyLabelChange, recordContacts } from "./DirectoryEvents.js"
+import { applyChatChanges, importHistory } from "./ChatEvents.js"
+import { applyContactChanges, applyJoinRequest } from "./ContactEvents.js"
+import { applyCall } from "./CallEvents.js"
 import type { EngineError, EngineEvent, InboundMedia, InboundMessage, InboundReaction } from "./Engine.js"
 
 /** What happens to the media of received messages (`INCOMING_MEDIA`, `MEDIA_MAX_BYTES`). */
@@ -70,6 +73,16 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
         return yield* transactionally(applyLabelChange(context.sessionId, event.change))
       case "ContactsSeen":
         return yield* recordContacts(context.sessionId, event.contacts)
+      case "ChatsChanged":
+        return yield* applyChatChanges(context.sessionId, event.changes)
+      case "HistoryReceived":
+        return yield* importHistory(context, event.batch)
+      case "ContactsChanged":
+        return yield* applyContactChanges(context.sessionId, event.changes)
+      case "JoinRequestsChanged":
+        return yield* applyJoinRequest(context.sessionId, event.request)
+      case "CallChanged":
+        return yield* applyCall(context, event.call)
       case "MessageStatusChanged":
         return yield* transactionally(applyStatus(context.sessionId, event))
       case "Closed":

@@ -15,6 +15,7 @@ import { handleEngineEvent, type IncomingMediaSettings } from "./InboundEvents.j
 import { makeOutbound } from "./OutboundSender.js"
 import type { PacingSettings } from "../domain/Settings.js"
 import { reconnectSchedule } from "./ReconnectPolicy.js"
+import { settingsOrDefault } from "../domain/SessionSettings.js"
 import { type ReconnectSettings } from "../domain/Settings.js"
 
 /** What the rest of the gateway may observe of a running session. */
@@ -207,11 +208,10 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     /** One connection, from connect to close. Never fails: a failed connect is an outcome too. */
     const linkOnce = Effect.scoped(
       Effect.gen(function*() {
-        const proxyUrl = Option.flatMapNullable(
-          yield* untilStoreIsBack(sessions.findById(sessionId), "reading the session's proxy"),
-          (row) => row.proxyUrl
-        )
-        const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl, lookupSent, lookupPoll }))
+        const row = yield* untilStoreIsBack(sessions.findById(sessionId), "reading the session's proxy and settings")
+        const proxyUrl = Option.flatMapNullable(row, (session) => session.proxyUrl)
+        const settings = settingsOrDefault(Option.getOrNull(row)?.settings ?? null)
+        const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl, lookupSent, lookupPoll, settings }))
         if (connected._tag === "Left") {
           const { code, message, transient } = connected.left
           return { reason: { kind: transient ? "retry" : "fatal", code, message }, reachedReady: false, wasHealthy: false } as const

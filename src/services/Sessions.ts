@@ -1,4 +1,6 @@
 import { existingSession } from "./sessionLookup.js"
+import { AppSettings } from "../domain/Settings.js"
+import { defaultSessionSettings } from "../domain/SessionSettings.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Clock, Context, type Duration, Effect, Layer, Option, Stream } from "effect"
 import QRCode from "qrcode"
@@ -73,6 +75,7 @@ const make = Effect.gen(function*() {
   const repo = yield* SessionRepo
   const supervisor = yield* SessionSupervisor
   const engine = yield* Engine
+  const { historySync } = yield* AppSettings
 
   const find = (sessionId: string) => existingSession(repo, sessionId)
   const get = Effect.fn("Sessions.get")((sessionId: string) => Effect.map(find(sessionId), toSession))
@@ -123,6 +126,7 @@ const make = Effect.gen(function*() {
         lid: null,
         proxyUrl: request.proxy?.url ?? null,
         lastError: null,
+        settings: defaultSessionSettings(historySync),
         createdAt: now,
         updatedAt: now
       }

@@ -17,6 +17,7 @@ export const sessionRow = (overrides: Partial<SessionRow> = {}): SessionRow => {
     lid: null,
     proxyUrl: null,
     lastError: null,
+    settings: null,
     createdAt: at,
     updatedAt: at,
     ...overrides

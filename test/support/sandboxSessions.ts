@@ -1,4 +1,5 @@
 import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Scope, Stream, TestClock } from "effect"
+import { defaultSessionSettings } from "../../src/domain/SessionSettings.js"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -56,7 +57,8 @@ export const openSession = (sessionId: string, auth: AuthState = linkedAuth) =>
       auth,
       proxyUrl: Option.none(),
       lookupSent: () => Effect.succeedNone,
-      lookupPoll: () => Effect.succeedNone
+      lookupPoll: () => Effect.succeedNone,
+      settings: defaultSessionSettings("recent")
     }).pipe(Scope.extend(scope))
     const events = yield* Queue.unbounded<EngineEvent>()
     const ended = yield* Deferred.make<void>()

@@ -16,7 +16,11 @@ interface GroupRecord {
   readonly created_at: string | null
   readonly announce: unknown
   readonly restricted: unknown
+  readonly member_add_mode: string
+  readonly approval: unknown
 }
+
+type GroupFields = Partial<Pick<Group, "subject" | "description" | "announce" | "restrict" | "memberAddMode" | "approval">>
 
 interface ParticipantRecord {
   readonly group_id: string
@@ -47,6 +51,8 @@ export const SqlGroupRepo = Layer.effect(
           createdAt: record.created_at,
           announce: fromIntegerBoolean(record.announce),
           restrict: fromIntegerBoolean(record.restricted),
+          memberAddMode: record.member_add_mode === "all" ? "all" : "admins",
+          approval: fromIntegerBoolean(record.approval),
           participants: (of[record.id] ?? []).map((p) => ({ id: p.participant_id, role: p.role }))
         }))
       })
@@ -72,6 +78,8 @@ export const SqlGroupRepo = Layer.effect(
           created_at: group.createdAt,
           announce: toIntegerBoolean(group.announce),
           restricted: toIntegerBoolean(group.restrict),
+          member_add_mode: group.memberAddMode,
+          approval: toIntegerBoolean(group.approval),
           updated_at: DateTime.formatIso(yield* DateTime.now)
         })}`
         yield* writeParticipants(sessionId, group.id, group.participants)
@@ -88,12 +96,14 @@ export const SqlGroupRepo = Layer.effect(
 
     /** Some fields changed (subject, description, settings); a group not kept is left alone. */
     const update = Effect.fn("GroupRepo.update")(
-      function*(sessionId: string, groupId: string, fields: { readonly subject?: string; readonly description?: string | null; readonly announce?: boolean; readonly restrict?: boolean }) {
+      function*(sessionId: string, groupId: string, fields: GroupFields) {
         const changes = {
           ...(fields.subject === undefined ? {} : { subject: fields.subject }),
           ...(fields.description === undefined ? {} : { description: fields.description }),
           ...(fields.announce === undefined ? {} : { announce: toIntegerBoolean(fields.announce) }),
           ...(fields.restrict === undefined ? {} : { restricted: toIntegerBoolean(fields.restrict) }),
+          ...(fields.memberAddMode === undefined ? {} : { member_add_mode: fields.memberAddMode }),
+          ...(fields.approval === undefined ? {} : { approval: toIntegerBoolean(fields.approval) }),
           updated_at: DateTime.formatIso(yield* DateTime.now)
         }
         return yield* sql`UPDATE chat_groups SET ${sql.update(changes)} WHERE session_id = ${sessionId} AND id = ${groupId}`

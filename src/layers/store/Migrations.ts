@@ -9,6 +9,7 @@ import webhooks from "./migrations/0007_webhooks.js"
 import postgresTextOrder from "./migrations/0008_postgres_text_order.js"
 import keysAndAudit from "./migrations/0009_keys_and_audit.js"
 import messageSurface from "./migrations/0010_message_surface.js"
+import account from "./migrations/0011_account.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
@@ -26,7 +27,8 @@ export const migrations = Migrator.fromRecord({
   "0007_webhooks": webhooks,
   "0008_postgres_text_order": postgresTextOrder,
   "0009_keys_and_audit": keysAndAudit,
-  "0010_message_surface": messageSurface
+  "0010_message_surface": messageSurface,
+  "0011_account": account
 })
 
 /**

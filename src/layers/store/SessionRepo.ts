@@ -6,6 +6,7 @@ import { DateTime, Effect, Layer, Option } from "effect"
 import { SessionNameTaken } from "../../domain/Errors.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import type { EngineName, LastError, SessionStatus } from "../../domain/Session.js"
+import type { SessionSettings } from "../../domain/SessionSettings.js"
 import { fromCount, fromIntegerBoolean, fromJsonColumn, isUniqueViolation, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
@@ -21,6 +22,7 @@ interface SessionRecord {
   readonly lid: string | null
   readonly proxy_url: string | null
   readonly last_error: string | null
+  readonly settings: string | null
   readonly created_at: string
   readonly updated_at: string
 }
@@ -36,6 +38,7 @@ const fromRecord = (record: SessionRecord): SessionRow => ({
   lid: record.lid,
   proxyUrl: record.proxy_url,
   lastError: fromJsonColumn<LastError>(record.last_error),
+  settings: fromJsonColumn<SessionSettings>(record.settings),
   createdAt: record.created_at,
   updatedAt: record.updated_at
 })
@@ -48,7 +51,8 @@ const patchColumns: { readonly [K in keyof Required<SessionPatch>]: (value: Requ
   pushName: (pushName) => ["push_name", pushName],
   lid: (lid) => ["lid", lid],
   proxyUrl: (proxyUrl) => ["proxy_url", proxyUrl],
-  lastError: (lastError) => ["last_error", toJsonColumn(lastError)]
+  lastError: (lastError) => ["last_error", toJsonColumn(lastError)],
+  settings: (settings) => ["settings", toJsonColumn(settings)]
 }
 
 const toColumns = (patch: SessionPatch): Record<string, unknown> =>
@@ -95,6 +99,7 @@ export const SqlSessionRepo = Layer.effect(
           lid: row.lid,
           proxy_url: row.proxyUrl,
           last_error: toJsonColumn(row.lastError),
+          settings: toJsonColumn(row.settings),
           created_at: row.createdAt,
           updated_at: row.updatedAt
         })

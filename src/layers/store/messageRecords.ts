@@ -51,6 +51,7 @@ export interface MessageRecord {
   readonly poll: string | null
   readonly link_preview: string | null
   readonly forwarded: unknown
+  readonly source: string
   readonly edited_at: string | null
   readonly edits: string | null
   readonly revoked: unknown
@@ -111,7 +112,8 @@ export const fromRecord = (record: MessageRecord): MessageRow => ({
   revoked: fromIntegerBoolean(record.revoked),
   starred: fromIntegerBoolean(record.starred),
   pinned: fromIntegerBoolean(record.pinned),
-  sendOptions: fromJsonColumn<SendOptions>(record.send_options)
+  sendOptions: fromJsonColumn<SendOptions>(record.send_options),
+  source: record.source === "history" ? "history" : "live"
 })
 
 export const toRecord = (row: MessageRow): MessageRecord => ({
@@ -145,7 +147,8 @@ export const toRecord = (row: MessageRow): MessageRecord => ({
   revoked: toIntegerBoolean(row.revoked),
   starred: toIntegerBoolean(row.starred),
   pinned: toIntegerBoolean(row.pinned),
-  send_options: toJsonColumn(row.sendOptions)
+  send_options: toJsonColumn(row.sendOptions),
+  source: row.source
 })
 
 /**
@@ -217,5 +220,6 @@ export const toMessage = (
     edits: row.edits,
     revoked: row.revoked,
     starred: row.starred,
-    pinned: row.pinned
+    pinned: row.pinned,
+    source: row.source
   })

@@ -1,4 +1,5 @@
 import { untilStoreIsBack } from "../../storeOutage.js"
+import { notYetAccountContacts, notYetCalls, notYetChats, notYetGroupAdmin, notYetProfile } from "../notYetSupported.js"
 import {
   type BaileysEventMap,
   type BinaryNode,
@@ -276,12 +277,15 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
           catch: (error) => engineErrorOf("MARK_READ", error)
         }),
       logout: Effect.tryPromise({ try: () => sock.logout(), catch: (error) => engineErrorOf("LOGOUT", error) }),
-      groups: makeGroupOperations(sock, groups, phoneOfLid),
+      groups: { ...makeGroupOperations(sock, groups, phoneOfLid), ...notYetGroupAdmin },
       channels: makeChannelOperations(sock),
       labels: makeLabelOperations(sock, () => state.creds, labelRegistry),
-      contacts: makeContactOperations(sock),
+      contacts: { ...makeContactOperations(sock), ...notYetAccountContacts },
       messages: makeMessageActions(sock, () => state.creds.me),
-      presence: makePresenceOperations(sock, () => state.creds.me)
+      presence: makePresenceOperations(sock, () => state.creds.me),
+      chats: notYetChats,
+      profile: notYetProfile,
+      calls: notYetCalls
     } satisfies EngineConnection
   })
 

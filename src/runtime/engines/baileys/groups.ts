@@ -58,6 +58,8 @@ export const groupOf = (metadata: GroupMetadata, phoneOfLid: PhoneOfLid = noPhon
       createdAt: isoOfSeconds(metadata.creation),
       announce: metadata.announce === true,
       restrict: metadata.restrict === true,
+      memberAddMode: metadata.memberAddMode === true ? "all" : "admins",
+      approval: metadata.joinApprovalMode === true,
       participants
     } satisfies Group
   })

@@ -1,6 +1,6 @@
 import { Effect, HashMap, Option, Ref } from "effect"
 import type { ContactCheck } from "../../../domain/Contact.js"
-import type { GroupParticipant } from "../../../domain/Group.js"
+import type { GroupParticipant, MemberAddMode } from "../../../domain/Group.js"
 import { phoneOfChatId } from "../../../domain/Ids.js"
 import type { Label } from "../../../domain/Label.js"
 import { EngineError, type EngineRefusal } from "../../Engine.js"
@@ -25,6 +25,9 @@ export interface GroupRecord {
   readonly createdAt: string
   readonly announce: boolean
   readonly restrict: boolean
+  /** Absent in records kept before these settings existed: admins, no approval. */
+  readonly memberAddMode?: MemberAddMode | undefined
+  readonly approval?: boolean | undefined
   /** `…@c.us` ids, in the order they joined (the oldest first). */
   readonly participants: ReadonlyArray<GroupParticipant>
   readonly inviteCode: string

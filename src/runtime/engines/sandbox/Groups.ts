@@ -29,6 +29,8 @@ const view = (group: GroupRecord): Group => ({
   createdAt: group.createdAt,
   announce: group.announce,
   restrict: group.restrict,
+  memberAddMode: group.memberAddMode ?? "admins",
+  approval: group.approval ?? false,
   participants: group.participants
 })
 

@@ -1,4 +1,5 @@
 import type { StoreUnavailable } from "../../../domain/Errors.js"
+import { notYetAccountContacts, notYetCalls, notYetChats, notYetGroupAdmin, notYetProfile } from "../notYetSupported.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
 import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent } from "../../Engine.js"
@@ -80,12 +81,15 @@ const connect = (network: SandboxNetwork["Type"], { sessionId, auth }: ConnectOp
         ),
       markRead: line.markRead,
       logout: logout(line, auth.clear),
-      groups: line.groups,
+      groups: { ...line.groups, ...notYetGroupAdmin },
       channels: line.channels,
       labels: line.labels,
-      contacts: line.contacts,
+      contacts: { ...line.contacts, ...notYetAccountContacts },
       messages: line.messages,
-      presence: line.presence
+      presence: line.presence,
+      chats: notYetChats,
+      profile: notYetProfile,
+      calls: notYetCalls
     } satisfies EngineConnection
   })
 

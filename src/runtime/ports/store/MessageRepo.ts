@@ -7,6 +7,7 @@ import type {
   Location,
   Message,
   MessageFilter,
+  MessageSource,
   MessageMedia,
   MessageStatus,
   MessageType,
@@ -55,6 +56,8 @@ export interface MessageExtras {
   readonly starred: boolean
   readonly pinned: boolean
   readonly sendOptions: SendOptions | null
+  /** `history`: imported from the phone's history sync, not received live. */
+  readonly source: MessageSource
 }
 
 export const noExtras: MessageExtras = {
@@ -68,7 +71,8 @@ export const noExtras: MessageExtras = {
   revoked: false,
   starred: false,
   pinned: false,
-  sendOptions: null
+  sendOptions: null,
+  source: "live"
 }
 
 export interface MessageRow extends MessageExtras {

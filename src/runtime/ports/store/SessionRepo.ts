@@ -2,6 +2,7 @@ import { Context, type Effect, type Option } from "effect"
 import type { SessionNameTaken, StoreUnavailable } from "../../../domain/Errors.js"
 import type { Page, PageRequest } from "../../../domain/Pagination.js"
 import type { EngineName, LastError, SessionStatus } from "../../../domain/Session.js"
+import type { SessionSettings } from "../../../domain/SessionSettings.js"
 
 export interface SessionRow {
   readonly id: string
@@ -14,12 +15,14 @@ export interface SessionRow {
   readonly lid: string | null
   readonly proxyUrl: string | null
   readonly lastError: LastError | null
+  /** Null for sessions created before settings existed: `defaultSessionSettings("recent")`. */
+  readonly settings: SessionSettings | null
   readonly createdAt: string
   readonly updatedAt: string
 }
 
 export type SessionPatch = Partial<
-  Pick<SessionRow, "status" | "desiredRunning" | "phone" | "pushName" | "lid" | "proxyUrl" | "lastError">
+  Pick<SessionRow, "status" | "desiredRunning" | "phone" | "pushName" | "lid" | "proxyUrl" | "lastError" | "settings">
 >
 
 export interface SessionFilter {
