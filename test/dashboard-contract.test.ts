@@ -53,7 +53,7 @@ describe("the dashboard's contract with the server", () => {
     const { failed, output } = await typeCheckCopy()
 
     expect(failed).toBe(true)
-    expect(output).toMatch(/dashboard\/src\/pages\/Messages\.tsx.*Property 'fromMe' does not exist/)
+    expect(output).toMatch(/dashboard\/src\/MessageTable\.tsx.*Property 'fromMe' does not exist/)
     expect(output).toMatch(/dashboard\/src\/pages\/WebhookForm\.tsx.*'enabled' does not exist/)
     expect(output).toMatch(/dashboard\/src\/MessageContent\.tsx.*Property 'votes' does not exist/)
     // A request's excess field: tsc names it on the line after the one naming the file.

@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from "preact/hooks"
-import { api, type Message, type PageOf } from "../api"
-import { MessageContent } from "../MessageContent"
+import { api } from "../api"
+import { MessageTable } from "../MessageTable"
+import { usePagedList } from "../paging"
 import { useSessionList } from "../sessionList"
-import { ErrorBox, Field, Pager, StatusBadge, Time, useAction } from "../ui"
+import { ErrorBox, Field, Pager, useAction } from "../ui"
 
 const LIMIT = 20
 
@@ -29,32 +30,15 @@ export const Messages = () => {
       setFilters(next)
     }
   }
-  const [page, setPage] = useState(1)
-  const [result, setResult] = useState<PageOf<Message> | null>(null)
   const { error, setError, busy, run } = useAction()
+  const { setPage, result } = usePagedList(filters?.sessionId ? filters : null, (shown, page) =>
+    api.messages.page(shown.sessionId, page, LIMIT, { chatId: shown.chatId.trim(), direction: shown.direction }), run)
 
   useEffect(() => {
     // Runs after the render that brought the sessions: a session picked meanwhile stays picked.
     if (latestDraft.current.sessionId !== "" || sessions === null || sessions.length === 0) return
     changeDraft({ sessionId: sessions[0]!.id, chatId: "", direction: "" }, true)
   }, [sessions])
-
-  useEffect(() => {
-    if (filters === null || filters.sessionId === "") return
-    // Filters change faster than pages load: an answer to filters no longer shown is dropped,
-    // or a slow first load (the first session, unfiltered) would overwrite the one asked for.
-    let current = true
-    void run("load", async () => {
-      const loaded = await api.messages.page(filters.sessionId, page, LIMIT, {
-        chatId: filters.chatId.trim(),
-        direction: filters.direction
-      })
-      if (current) setResult(loaded)
-    })
-    return () => {
-      current = false
-    }
-  }, [filters, page])
 
   const apply = (event: Event) => {
     event.preventDefault()
@@ -97,38 +81,7 @@ export const Messages = () => {
           {result.items.length === 0 ? (
             <p class="muted" data-testid="messages-empty">No messages match.</p>
           ) : (
-            <div class="table-wrap">
-              <table class="table cards">
-                <thead>
-                  <tr>
-                    <th>Time</th>
-                    <th>Dir.</th>
-                    <th>Chat</th>
-                    <th>Type</th>
-                    <th>Content</th>
-                    <th>Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {result.items.map((message) => (
-                    <tr key={message.id} data-testid="message-row" data-message-id={message.id} data-direction={message.fromMe ? "out" : "in"}>
-                      <td data-label="Time"><Time iso={message.timestamp} /></td>
-                      <td data-label="Direction">{message.fromMe ? "→ out" : "← in"}</td>
-                      <td data-label="Chat" class="mono">{message.chatId}</td>
-                      <td data-label="Type">{message.type}</td>
-                      <td data-label="Content" class="content-cell">
-                        <MessageContent message={message} />
-                        {message.reactions.length > 0 && (
-                          <span class="reactions"> {message.reactions.map((reaction) => reaction.emoji).join(" ")}</span>
-                        )}
-                        {message.error && <div class="muted small"><code>{message.error.code}</code> {message.error.message}</div>}
-                      </td>
-                      <td data-label="Status"><StatusBadge status={message.status} /></td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <MessageTable messages={result.items} />
           )}
         </>
       )}
