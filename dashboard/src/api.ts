@@ -5,10 +5,12 @@
  * with `X-API-Key`.
  */
 import {
-  ApiError, type ApiKey, type ApiKeyInput, type AuditRecord, type CreatedApiKey, type CreatedWebhook,
-  type CreateSessionRequest, type Delivery, type ErrorBody, type ListBody, type Me,
-  type Message, type PageOf, type PairingCode, type PairingCodeRequest, type ProxyView, type QrCode,
-  type SendResult, type Session, type SetProxyRequest, type TestResult,
+  ApiError, type ApiKey, type ApiKeyInput, type ArchiveChatRequest, type AuditRecord, type Call, type Chat,
+  type CreatedApiKey, type CreatedWebhook, type CreateSessionRequest, type Delivery, type ErrorBody,
+  type HistoryRequest, type HistoryRequested, type ListBody, type Me, type Message, type MuteChatRequest,
+  type PageOf, type PairingCode, type PairingCodeRequest, type PinChatRequest, type Profile,
+  type ProfileAboutRequest, type ProfileNameRequest, type ProxyView, type QrCode, type SendResult,
+  type Session, type SessionSettings, type SetProxyRequest, type TestResult, type UpdateSessionSettingsRequest,
   type Webhook, type WebhookInput, type WebhookUpdate
 } from "./model"
 import type { SendRequest } from "./sendRequests"
@@ -179,6 +181,9 @@ export const listPage = async <T>(path: string, page: number, limit: number, que
 
 const enc = encodeURIComponent
 
+const sessionPath = (sessionId: string) => `/sessions/${enc(sessionId)}`
+const chatPath = (sessionId: string, chatId: string) => `${sessionPath(sessionId)}/chats/${enc(chatId)}`
+
 const formOf = ({ fields, file }: { readonly fields: Readonly<Record<string, string>>; readonly file: File }) => {
   const form = new FormData()
   for (const [name, value] of Object.entries(fields)) form.set(name, value)
@@ -215,6 +220,50 @@ export const api = {
       request<Message>("GET", `/sessions/${enc(sessionId)}/messages/${enc(messageId)}`),
     page: (sessionId: string, page: number, limit: number, query?: Query) =>
       listPage<Message>(`/sessions/${enc(sessionId)}/messages`, page, limit, query)
+  },
+
+  chats: {
+    /** Most recent activity first; filters `archived`, `unread`, `type`. */
+    page: (sessionId: string, page: number, limit: number, query?: Query) =>
+      listPage<Chat>(`${sessionPath(sessionId)}/chats`, page, limit, query),
+    get: (sessionId: string, chatId: string) => request<Chat>("GET", chatPath(sessionId, chatId)),
+    archive: (sessionId: string, chatId: string, archived: boolean) =>
+      request<Chat>("POST", `${chatPath(sessionId, chatId)}/archive`, { json: { archived } satisfies ArchiveChatRequest }),
+    pin: (sessionId: string, chatId: string, pinned: boolean) =>
+      request<Chat>("POST", `${chatPath(sessionId, chatId)}/pin`, { json: { pinned } satisfies PinChatRequest }),
+    mute: (sessionId: string, chatId: string, mute: MuteChatRequest) =>
+      request<Chat>("POST", `${chatPath(sessionId, chatId)}/mute`, { json: mute }),
+    markUnread: (sessionId: string, chatId: string) =>
+      request<Chat>("POST", `${chatPath(sessionId, chatId)}/unread`, { json: {} }),
+    remove: (sessionId: string, chatId: string) => request<void>("DELETE", chatPath(sessionId, chatId)),
+    messages: (sessionId: string, chatId: string, page: number, limit: number) =>
+      listPage<Message>(`${chatPath(sessionId, chatId)}/messages`, page, limit),
+    /** Asks the phone for older messages; they arrive later, as `source: "history"`. */
+    requestHistory: (sessionId: string, chatId: string, count: number) =>
+      request<HistoryRequested>("POST", `${chatPath(sessionId, chatId)}/history`, { json: { count } satisfies HistoryRequest })
+  },
+
+  profile: {
+    get: (sessionId: string) => request<Profile>("GET", `${sessionPath(sessionId)}/profile`),
+    setName: (sessionId: string, name: string) =>
+      request<unknown>("PUT", `${sessionPath(sessionId)}/profile/name`, { json: { name } satisfies ProfileNameRequest }),
+    setAbout: (sessionId: string, about: string) =>
+      request<unknown>("PUT", `${sessionPath(sessionId)}/profile/about`, { json: { about } satisfies ProfileAboutRequest }),
+    /** Any image: the server crops and scales it to WhatsApp's 640×640 JPEG. */
+    setPicture: (sessionId: string, file: File) =>
+      request<unknown>("PUT", `${sessionPath(sessionId)}/profile/picture`, { form: formOf({ fields: {}, file }) }),
+    removePicture: (sessionId: string) => request<unknown>("DELETE", `${sessionPath(sessionId)}/profile/picture`)
+  },
+
+  settings: {
+    get: (sessionId: string) => request<SessionSettings>("GET", `${sessionPath(sessionId)}/settings`),
+    update: (sessionId: string, changes: UpdateSessionSettingsRequest) =>
+      request<SessionSettings>("PUT", `${sessionPath(sessionId)}/settings`, { json: changes })
+  },
+
+  calls: {
+    page: (sessionId: string, page: number, limit: number) => listPage<Call>(`${sessionPath(sessionId)}/calls`, page, limit),
+    reject: (sessionId: string, callId: string) => request<unknown>("POST", `${sessionPath(sessionId)}/calls/${enc(callId)}/reject`)
   },
 
   webhooks: {

@@ -8,11 +8,16 @@
  */
 import type * as ApiKeys from "../../src/domain/ApiKey.js"
 import type * as Audit from "../../src/domain/Audit.js"
+import type * as Calls from "../../src/domain/Call.js"
+import type * as Chats from "../../src/domain/Chat.js"
+import type * as Contacts from "../../src/domain/Contact.js"
 import type * as Errors from "../../src/domain/Errors.js"
 import type * as Events from "../../src/domain/Events.js"
 import type * as Messages from "../../src/domain/Message.js"
 import type * as Pages from "../../src/domain/Pagination.js"
+import type * as Profiles from "../../src/domain/Profile.js"
 import type * as Sessions from "../../src/domain/Session.js"
+import type * as SessionSettingsSchemas from "../../src/domain/SessionSettings.js"
 import type * as Webhooks from "../../src/domain/Webhook.js"
 
 export type SessionStatus = typeof Sessions.SessionStatus.Encoded
@@ -48,6 +53,37 @@ export type ContactCard = typeof Messages.ContactCard.Encoded
 export type PollResults = typeof Messages.PollResults.Encoded
 export type LinkPreview = typeof Messages.LinkPreview.Encoded
 export type SendResult = typeof Messages.SendResult.Encoded
+
+export type ChatType = typeof Chats.ChatType.Encoded
+export type Chat = typeof Chats.Chat.Encoded
+export type ArchiveChatRequest = typeof Chats.ArchiveChatRequest.Encoded
+export type PinChatRequest = typeof Chats.PinChatRequest.Encoded
+export type MuteChatRequest = typeof Chats.MuteChatRequest.Encoded
+export type HistoryRequest = typeof Chats.HistoryRequest.Encoded
+export type HistoryRequested = typeof Chats.HistoryRequested.Encoded
+
+export type Profile = typeof Profiles.Profile.Encoded
+export type ProfileNameRequest = typeof Profiles.ProfileNameRequest.Encoded
+export type ProfileAboutRequest = typeof Profiles.ProfileAboutRequest.Encoded
+export type ContactDetails = typeof Contacts.ContactDetails.Encoded
+export type LidLookup = typeof Contacts.LidLookup.Encoded
+
+export type CallStatus = typeof Calls.CallStatus.Encoded
+export type Call = typeof Calls.Call.Encoded
+
+export type HistorySync = typeof SessionSettingsSchemas.HistorySync.Encoded
+export type SessionSettings = typeof SessionSettingsSchemas.SessionSettings.Encoded
+export type UpdateSessionSettingsRequest = typeof SessionSettingsSchemas.UpdateSessionSettingsRequest.Encoded
+
+// Keyed by the server's type: a choice it adds or renames fails the type check here.
+const historySyncLabels: Record<HistorySync, string> = {
+  off: "Off: nothing from before linking",
+  recent: "Recent: what the phone sends by default",
+  full: "Full: everything the phone offers"
+}
+
+/** Every history-sync choice with what it means, in the server's order. */
+export const historySyncChoices = Object.entries(historySyncLabels) as ReadonlyArray<[HistorySync, string]>
 
 export type Webhook = typeof Webhooks.Webhook.Encoded
 export type CreatedWebhook = typeof Webhooks.CreatedWebhook.Encoded
