@@ -2,6 +2,7 @@ import { render } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import { type ApiError, getApiBase, keyStore, loadConfig, setUnauthorizedHandler } from "./api"
 import { Audit } from "./pages/Audit"
+import { Chats } from "./pages/Chats"
 import { Keys } from "./pages/Keys"
 import { Messages } from "./pages/Messages"
 import { Overview } from "./pages/Overview"
@@ -23,6 +24,8 @@ const Page = ({ route }: { route: Route }) => {
       return <Tester />
     case "messages":
       return <Messages />
+    case "chats":
+      return <Chats />
     case "webhooks":
       return <Webhooks />
     case "keys":

@@ -2,13 +2,14 @@ import { useEffect, useState } from "preact/hooks"
 
 /** Hash routes: `#/overview`, `#/sessions`, `#/sessions/<id>`, `#/tester`, …. */
 
-export type PageName = "overview" | "sessions" | "tester" | "messages" | "webhooks" | "keys" | "audit"
+export type PageName = "overview" | "sessions" | "tester" | "messages" | "chats" | "webhooks" | "keys" | "audit"
 
 export const pages: ReadonlyArray<{ readonly name: PageName; readonly label: string }> = [
   { name: "overview", label: "Overview" },
   { name: "sessions", label: "Sessions" },
   { name: "tester", label: "Message tester" },
   { name: "messages", label: "Messages" },
+  { name: "chats", label: "Chats" },
   { name: "webhooks", label: "Webhooks" },
   { name: "keys", label: "API keys" },
   { name: "audit", label: "Audit log" }
