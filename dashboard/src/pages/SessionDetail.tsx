@@ -2,6 +2,9 @@ import { useEffect, useState } from "preact/hooks"
 import { api, type Me, type QrCode, toApiError } from "../api"
 import { LiveIndicator, type LiveSession, mergeSession, useSessionEvents } from "../liveSessions"
 import { href } from "../router"
+import { CallLog } from "../session/CallLog"
+import { ProfilePanel } from "../session/ProfilePanel"
+import { SettingsPanel } from "../session/SettingsPanel"
 import { ErrorBox, Field, StatusBadge, Time, useAction } from "../ui"
 
 type SessionAction = "start" | "stop" | "restart" | "logout"
@@ -14,7 +17,10 @@ const actions: ReadonlyArray<{ readonly name: SessionAction; readonly label: str
 
 const QR_POLL_MS = 2000
 
-/** One session: live status, the QR while it waits to be linked, pairing code, proxy, and `me`. */
+/**
+ * One session: live status, the QR while it waits to be linked, pairing code, proxy, and `me`;
+ * then its profile, settings and call log.
+ */
 export const SessionDetail = ({ sessionId }: { sessionId: string }) => {
   const [session, setSession] = useState<LiveSession | null>(null)
   const [qr, setQr] = useState<QrCode | null>(null)
@@ -237,6 +243,12 @@ export const SessionDetail = ({ sessionId }: { sessionId: string }) => {
         </form>
         <p class="muted small">Used from the next connect (restart the session to apply it now).</p>
       </div>
+
+      <div class="grid-2">
+        <ProfilePanel sessionId={session.id} ready={session.status === "ready"} />
+        <SettingsPanel sessionId={session.id} />
+      </div>
+      <CallLog sessionId={session.id} />
     </section>
   )
 }
