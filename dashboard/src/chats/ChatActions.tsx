@@ -71,11 +71,11 @@ export const ChatActions = ({ sessionId, chat, busy, onAction, onHistoryRequeste
           }} />
       </div>
       <form class="form-row" onSubmit={requestHistory}>
-        <Field label="Older messages to ask the phone for" narrow>
+        <Field label="Older messages" narrow>
           <input data-testid="chat-history-count" type="number" min={1} max={500} required value={historyCount}
             onInput={(event) => setHistoryCount(event.currentTarget.value)} />
         </Field>
-        <button type="submit" data-testid="chat-history-request" disabled={busy}>Request history</button>
+        <button type="submit" data-testid="chat-history-request" disabled={busy}>Ask the phone for them</button>
       </form>
     </div>
   )

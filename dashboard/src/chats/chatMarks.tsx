@@ -9,7 +9,7 @@ export const chatTitle = (chat: Chat) => chat.name ?? chat.chatId
 
 /**
  * What sets a chat apart in the list and in its view: unread messages (a count, or just "unread"
- * when marked so without one: `unreadCount` -1), archived, pinned, muted until when.
+ * when marked so without one: `unreadCount` -1), archived, pinned, muted (until when: its tooltip).
  */
 export const ChatMarks = ({ chat }: { chat: Chat }) => (
   <span class="marks">
@@ -21,8 +21,8 @@ export const ChatMarks = ({ chat }: { chat: Chat }) => (
     {chat.pinned && <span class="badge" data-testid="chat-mark" data-mark="pinned">pinned</span>}
     {chat.archived && <span class="badge" data-testid="chat-mark" data-mark="archived">archived</span>}
     {isMuted(chat) && (
-      <span class="badge" data-testid="chat-mark" data-mark="muted" title={chat.mutedUntil ?? undefined}>
-        muted until {formatTime(chat.mutedUntil)}
+      <span class="badge" data-testid="chat-mark" data-mark="muted" title={`muted until ${formatTime(chat.mutedUntil)}`}>
+        muted
       </span>
     )}
   </span>

@@ -51,7 +51,7 @@ export const ProfilePanel = ({ sessionId, ready }: { sessionId: string; ready: b
           <div class="form-row">
             {picture !== null
               ? <img class="profile-picture" data-testid="profile-picture" src={picture} alt="Profile picture" />
-              : <span class="muted" data-testid="profile-no-picture">No picture</span>}
+              : <span class="profile-picture placeholder muted" data-testid="profile-no-picture">No picture</span>}
             <dl class="facts">
               <dt>Name</dt><dd data-testid="profile-current-name">{profile.name ?? "—"}</dd>
               <dt>About</dt><dd data-testid="profile-current-about" class="break">{profile.about ?? "—"}</dd>

@@ -35,7 +35,7 @@ export const SettingsPanel = ({ sessionId }: { sessionId: string }) => {
         <p class="muted">{busy ? "Loading…" : ""}</p>
       ) : (
         <form class="stack" onSubmit={save}>
-          <label class="check">
+          <label class="check wrap">
             <input type="checkbox" data-testid="settings-reject-calls" checked={draft.rejectCalls}
               onChange={(event) => edit({ rejectCalls: event.currentTarget.checked })} />
             Reject incoming calls at once
@@ -44,12 +44,12 @@ export const SettingsPanel = ({ sessionId }: { sessionId: string }) => {
             <textarea data-testid="settings-reject-message" rows={2} maxLength={4096} disabled={!draft.rejectCalls}
               value={draft.rejectCallMessage ?? ""} onInput={(event) => edit({ rejectCallMessage: event.currentTarget.value })} />
           </Field>
-          <label class="check">
+          <label class="check wrap">
             <input type="checkbox" data-testid="settings-read-receipts" checked={draft.readReceipts}
               onChange={(event) => edit({ readReceipts: event.currentTarget.checked })} />
             Send read receipts (blue ticks) when reading through the API
           </label>
-          <label class="check">
+          <label class="check wrap">
             <input type="checkbox" data-testid="settings-online" checked={draft.markOnlineOnConnect}
               onChange={(event) => edit({ markOnlineOnConnect: event.currentTarget.checked })} />
             Show the account online when the session connects (from the next connect)
