@@ -1,9 +1,10 @@
 import { Duration, Effect, Exit, Scope } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import type { Browser, BrowserContext, Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchChromium, offlineOnly, pageOverflow, screenshot } from "./support/browser.js"
+import { goTo, openPage, signIn as signInAt } from "./support/dashboardBrowser.js"
 import { eventually, readySession, startGateway, TEST_KEY, type TestGateway } from "./support/gateway.js"
 import { freePort } from "./support/servers/common.js"
 import { unavailable } from "./support/servers/availability.js"
@@ -48,23 +49,8 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     await new Promise((resolve) => receiver?.close(resolve))
   })
 
-  const open = async (width: number): Promise<{ context: BrowserContext; page: Page }> => {
-    const context = await browser.newContext({ viewport: { width, height: width < 500 ? 844 : 800 } })
-    const page = await context.newPage()
-    await offlineOnly(page)
-    return { context, page }
-  }
-
-  const signIn = async (page: Page, key: string) => {
-    await page.goto(dashboardUrl)
-    await page.getByTestId("api-key").fill(key)
-    await page.getByTestId("sign-in").click()
-  }
-
-  const go = async (page: Page, name: string) => {
-    await page.getByTestId(`nav-${name}`).click()
-    await page.locator("h1").first().waitFor()
-  }
+  const open = (width: number) => openPage(browser, width)
+  const signIn = (page: Page, key: string) => signInAt(page, dashboardUrl, key)
 
   it("signs in with a key kept in sessionStorage only, and says why a wrong key is refused", async () => {
     const { context, page } = await open(1280)
@@ -86,7 +72,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     const bob = await readySession(gateway, "bob")
     const { context, page } = await open(1280)
     await signIn(page, TEST_KEY)
-    await go(page, "sessions")
+    await goTo(page, "sessions")
     await page.getByTestId("session-name").fill("alice")
     await page.getByTestId("session-create").click()
     const row = page.locator(`[data-testid="session-row"][data-session-name="alice"]`)
@@ -98,11 +84,11 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     expect(await qr.getAttribute("src")).toMatch(/^data:image\/png;base64,/)
     await screenshot(page, "session-qr-1280")
     // The sandbox "scans" the QR after 2 s; the page hears it through the live event stream.
-    await go(page, "sessions")
+    await goTo(page, "sessions")
     await expect.poll(() => row.getByTestId("session-status").getAttribute("data-status"), { timeout: 15_000 }).toBe("ready")
     await screenshot(page, "sessions-1280")
 
-    await go(page, "tester")
+    await goTo(page, "tester")
     const sender = page.getByTestId("tester-session")
     await sender.locator("option", { hasText: "alice" }).waitFor({ state: "attached" })
     await sender.selectOption({ label: "alice" })
@@ -117,10 +103,10 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
       (inbox) => inbox.body.data.some((m: { text?: string }) => m.text === "hello from the dashboard")
     )
 
-    await go(page, "messages")
+    await goTo(page, "messages")
     await page.getByTestId("message-row").first().waitFor()
     await screenshot(page, "messages-1280")
-    await go(page, "overview")
+    await goTo(page, "overview")
     await screenshot(page, "overview-1280")
     await context.close()
   }, 60_000)
@@ -130,7 +116,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     const eve = await readySession(gateway, "eve")
     const { context, page } = await open(1280)
     await signIn(page, TEST_KEY)
-    await go(page, "tester")
+    await goTo(page, "tester")
     const sender = page.getByTestId("tester-session")
     await sender.locator("option", { hasText: "dora" }).waitFor({ state: "attached" })
     await sender.selectOption({ label: "dora" })
@@ -164,7 +150,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
       () => gateway.call("GET", `/api/sessions/${eve.id}/messages?direction=in`),
       (inbox) => ["poll", "location"].every((type) => inbox.body.data.some((m: { type: string }) => m.type === type))
     )
-    await go(page, "messages")
+    await goTo(page, "messages")
     await page.getByTestId("messages-session").selectOption({ label: "eve" })
     await page.getByTestId("messages-direction").selectOption("in")
     const rows = page.getByTestId("message-row")
@@ -178,7 +164,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
   it("keeps the tester's contact cards to 1–20 and a poll's options to 2–12, and fits them on a phone", async () => {
     const { context, page } = await open(390)
     await signIn(page, TEST_KEY)
-    await go(page, "tester")
+    await goTo(page, "tester")
     await page.getByTestId("tester-kind").selectOption("contact")
     const contacts = page.getByTestId("tester-contact")
     expect(await page.getByTestId("tester-contact-remove").isDisabled()).toBe(true)
@@ -208,7 +194,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
   it("creates a webhook and sends it a test, then creates a key shown once and revokes it", async () => {
     const { context, page } = await open(1280)
     await signIn(page, TEST_KEY)
-    await go(page, "webhooks")
+    await goTo(page, "webhooks")
     await page.getByTestId("webhook-url").fill(receiverUrl)
     await page.getByTestId("webhook-create").click()
     const webhook = page.getByTestId("webhook-row").filter({ hasText: receiverUrl })
@@ -218,7 +204,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     await eventually(async () => received, (events) => events.includes("webhook.test"))
     await screenshot(page, "webhooks-1280")
 
-    await go(page, "keys")
+    await goTo(page, "keys")
     await page.getByTestId("key-name").fill("browser made")
     await page.getByTestId("key-role").selectOption("viewer")
     await page.getByTestId("key-create").click()
@@ -232,7 +218,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     expect((await gateway.call("GET", "/api/sessions", { key })).status).toBe(401)
     await screenshot(page, "keys-1280")
 
-    await go(page, "audit")
+    await goTo(page, "audit")
     await page.getByTestId("audit-row").first().waitFor()
     await screenshot(page, "audit-1280")
     await context.close()
@@ -241,7 +227,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
   it("shows an API refusal as a clear message", async () => {
     const { context, page } = await open(1280)
     await signIn(page, TEST_KEY)
-    await go(page, "sessions")
+    await goTo(page, "sessions")
     await page.getByTestId("session-name").fill("alice")
     await page.getByTestId("session-create").click()
     await expect.poll(() => page.getByTestId("error").textContent()).toContain("SESSION_NAME_TAKEN")
@@ -253,8 +239,8 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
       const { context, page } = await open(width)
       await signIn(page, TEST_KEY)
       const sessionId = (await gateway.call("GET", "/api/sessions")).body.data[0].id as string
-      for (const name of ["overview", "sessions", "tester", "messages", "webhooks", "keys", "audit"]) {
-        await go(page, name)
+      for (const name of ["overview", "sessions", "tester", "messages", "chats", "webhooks", "keys", "audit"]) {
+        await goTo(page, name)
         await screenshot(page, `${name}-${width}`)
         expect(await pageOverflow(page), name).toBeLessThanOrEqual(0)
       }
