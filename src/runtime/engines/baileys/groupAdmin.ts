@@ -5,7 +5,7 @@ import { EngineEvent } from "../../Engine.js"
 import type { GroupAdminOperations, GroupSettingsChange } from "../../EngineAccount.js"
 import type { GroupCache } from "./groupEvents.js"
 import { groupErrorOf, participantResultsOf } from "./groups.js"
-import { noPhoneLookup, type PhoneOfLid, personIdOf, toApiId, toWireJid } from "./jids.js"
+import { noPhoneLookup, type PhoneOfLid, personIdOf, sameUser, toApiId, toWireJid } from "./jids.js"
 
 /**
  * What a group's admins do besides the directory's operations (lib/Socket/groups.js, `w:g2`):
@@ -90,6 +90,8 @@ export const fromJoinRequest = (event: BaileysEventMap["group.join-request"], ph
     const groupId = toApiId(event.id)
     const who = yield* personIdOf(event.participant, event.participantPn, phoneOfLid)
     if (groupId === null || who === null) return []
-    const by = yield* personIdOf(event.author, event.authorPn, phoneOfLid)
+    // rc14 drops the notification's participant_pn: a requester acting on their own request is
+    // named by the request's phone number instead
+    const by = sameUser(event.author, event.participant) ? who : yield* personIdOf(event.author, event.authorPn, phoneOfLid)
     return [EngineEvent.JoinRequestsChanged({ request: { groupId, participants: [who], action: event.action, by } })]
   })
