@@ -2,7 +2,7 @@ import type { Contact, WASocket } from "@whiskeysockets/baileys"
 import { Effect } from "effect"
 import { EngineError } from "../../Engine.js"
 import type { OwnProfile, ProfileOperations } from "../../EngineAccount.js"
-import { engineErrorOf, iqErrorOf } from "./disconnect.js"
+import { engineErrorOf, iqErrorOf, iqFailureOf } from "./disconnect.js"
 
 /**
  * The account's own profile through Baileys (lib/Socket/chats.js).
@@ -39,7 +39,7 @@ const isNoPicture = (error: unknown) => {
 export const pictureUrlOf = (sock: Pick<WASocket, "profilePictureUrl">, jid: string, operation: string) =>
   Effect.tryPromise({ try: () => sock.profilePictureUrl(jid, "image"), catch: (error) => error }).pipe(
     Effect.map((url) => url ?? null),
-    Effect.catchAll((error) => (isNoPicture(error) ? Effect.succeed(null) : Effect.fail(engineErrorOf(operation, error))))
+    Effect.catchAll((error) => (isNoPicture(error) ? Effect.succeed(null) : Effect.fail(iqFailureOf(operation, error))))
   )
 
 /**
@@ -49,7 +49,7 @@ export const pictureUrlOf = (sock: Pick<WASocket, "profilePictureUrl">, jid: str
 export const aboutOf = (sock: Pick<WASocket, "fetchStatus">, jid: string, operation: string) =>
   Effect.tryPromise({ try: () => sock.fetchStatus(jid), catch: (error) => error }).pipe(
     Effect.catchAll((error) =>
-      iqErrorOf(error)?.code === 404 ? Effect.succeed(undefined) : Effect.fail(engineErrorOf(operation, error))
+      iqErrorOf(error)?.code === 404 ? Effect.succeed(undefined) : Effect.fail(iqFailureOf(operation, error))
     ),
     Effect.map((list) => {
       const entry = (list as ReadonlyArray<StatusEntry> | undefined)?.find((item) => item.status != null)
