@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "@effect/vitest"
 import { defaultSessionSettings } from "../src/domain/SessionSettings.js"
-import { BufferJSON, decryptPollVote, proto } from "@whiskeysockets/baileys"
+import { decryptPollVote, proto } from "@whiskeysockets/baileys"
 import { randomBytes } from "node:crypto"
 import { Effect, Exit, ManagedRuntime, Option, Scope, Stream } from "effect"
 import { createServer } from "node:net"
@@ -12,6 +12,7 @@ import { BaileysEngineLive, meOf } from "../src/runtime/engines/baileys/BaileysE
 import type { Group } from "../src/domain/Group.js"
 import { type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 import { muteSignalChatter } from "./support/wa-peer/raw-client.js"
+import { peerAuth } from "./support/linkedBaileysEngine.js"
 
 const memoryAuth = (): AuthState & { readonly written: Array<unknown> } => {
   const written: Array<unknown> = []
@@ -22,31 +23,6 @@ const memoryAuth = (): AuthState & { readonly written: Array<unknown> } => {
     getKeys: () => Effect.succeed({}),
     setKeys: () => Effect.void,
     clear: Effect.void
-  }
-}
-
-/** Credentials and keys in memory, written and read back as the Store does (JSON with BufferJSON). */
-const peerAuth = (): AuthState => {
-  let creds: string | undefined
-  const keys = new Map<string, unknown>()
-  return {
-    readCreds: Effect.sync(() => (creds === undefined ? Option.none() : Option.some(JSON.parse(creds, BufferJSON.reviver)))),
-    writeCreds: (value) => Effect.sync(() => void (creds = JSON.stringify(value, BufferJSON.replacer))),
-    getKeys: (type, ids) =>
-      Effect.sync(() => Object.fromEntries(ids.flatMap((id) => (keys.has(`${type}/${id}`) ? [[id, keys.get(`${type}/${id}`)]] : [])))),
-    setKeys: (changes) =>
-      Effect.sync(() => {
-        for (const [type, entries] of Object.entries(changes)) {
-          for (const [id, value] of Object.entries(entries)) {
-            if (value === null) keys.delete(`${type}/${id}`)
-            else keys.set(`${type}/${id}`, value)
-          }
-        }
-      }),
-    clear: Effect.sync(() => {
-      creds = undefined
-      keys.clear()
-    })
   }
 }
 

@@ -33,12 +33,16 @@ describe("groups: metadata → Group", () => {
         createdAt: new Date(T * 1000).toISOString(),
         announce: true,
         restrict: false,
+        memberAddMode: "admins",
+        approval: false,
         participants: [
           { id: `${ALICE}@c.us`, role: "superadmin" },
           { id: `${BOB}@c.us`, role: "member" },
           { id: `${CAROL}@c.us`, role: "admin" }
         ]
       })
+      // Baileys' booleans for `<member_add_mode>all_member_add` and `<membership_approval_mode>`
+      expect(yield* groupOf({ ...metadata(), memberAddMode: true, joinApprovalMode: true })).toMatchObject({ memberAddMode: "all", approval: true })
       const unknown = yield* groupOf(metadata())
       expect(unknown.participants[2]).toEqual({ id: CAROL_LID, role: "admin" })
       // a phone-addressed group names people by phone JID
@@ -205,6 +209,8 @@ describe("groups: Baileys' events → GroupChanged", () => {
       ])
       const settings = yield* fromGroupsUpdate([{ id: GROUP, announce: true, restrict: false, author: "999@lid" }], ctx)
       expect(changeOf(settings[0])).toMatchObject({ update: { announce: true, restrict: false }, by: "999@lid" })
+      const joining = yield* fromGroupsUpdate([{ id: GROUP, memberAddMode: true, author: BOB_LID }, { id: GROUP, joinApprovalMode: false, author: BOB_LID }], ctx)
+      expect(joining.map((event) => changeOf(event).update)).toEqual([{ memberAddMode: "all" }, { approval: false }])
     }))
 
   it.effect("groups.update with whole metadata (a re-fetch) reports only what differs from the cached copy", () =>
@@ -215,6 +221,8 @@ describe("groups: Baileys' events → GroupChanged", () => {
       expect(yield* fromGroupsUpdate([metadata()], ctx)).toEqual([])
       const events = yield* fromGroupsUpdate([{ ...metadata({ desc: "new", announce: true }) }], ctx)
       expect(changeOf(events[0]).update).toEqual({ description: "new", announce: true })
+      const rules = yield* fromGroupsUpdate([{ ...metadata({ desc: "new", announce: true }), memberAddMode: true }], ctx)
+      expect(changeOf(rules[0]).update).toEqual({ memberAddMode: "all" })
     }))
 
   it.effect("group-participants.update: people in phone form, the actor from the cached members (rc14 drops authorPn)", () =>

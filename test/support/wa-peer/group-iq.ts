@@ -1,11 +1,13 @@
 /**
  * The server's answers to the `<iq xmlns=w:g2>` queries Baileys sends (lib/Socket/groups.js):
  * to `@g.us` — create, participating, leave, invite (accept / info); to `<id>@g.us` — query,
- * add/remove/promote/demote, subject, description, invite (get / revoke), settings. A refusal is
+ * add/remove/promote/demote, subject, description, invite (get / revoke), settings; join rules and
+ * requests in ./group-requests.ts. A refusal is
  * `<iq type=error><error code text>`, which Baileys throws as `Boom(text, { data: code })`.
  */
 import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, type BinaryNode } from "@whiskeysockets/baileys"
 import { forbidden, GroupError, groupNode, type GroupDirectory } from "./groups.js"
+import { answerJoinRulesIq } from "./group-requests.js"
 import type { Account } from "./pairing.js"
 import type { Entity, Resolve } from "./stanzas.js"
 
@@ -86,5 +88,5 @@ const handle = (directory: GroupDirectory, resolve: Resolve, me: Entity, iq: Bin
       directory.setSettings(group, me, { restrict: child.tag === "locked" })
       return []
   }
-  return [] // ephemeral, member add mode, …: accepted, not modelled
+  return answerJoinRulesIq(directory, resolve, me, group, child) ?? [] // ephemeral, …: accepted, not modelled
 }

@@ -46,6 +46,12 @@ export class PeerGroup {
   restrict = false
   inviteCode = newInviteCode()
   readonly revokedCodes = new Set<string>()
+  /** who may add members: admins only, or every member */
+  memberAddMode: "admin_add" | "all_member_add" = "admin_add"
+  /** admins approve who asks to join (./group-requests.ts) */
+  approval = false
+  /** pending join requests by LID user */
+  readonly requests = new Map<string, { readonly entity: Entity; readonly method: string; readonly time: number }>()
 
   constructor(
     /** the group's user part, e.g. 120363012345678901 */
@@ -72,7 +78,7 @@ export class PeerGroup {
   }
 }
 
-const participantNode = (entity: Entity, role?: Role): BinaryNode => ({
+export const participantNode = (entity: Entity, role?: Role): BinaryNode => ({
   tag: "participant",
   attrs: { jid: lidJid(lidUserOf(entity)), phone_number: pnJid(phoneOf(entity)), ...(role && role !== "member" ? { type: role } : {}) }
 })
@@ -90,6 +96,8 @@ export const groupNode = (group: PeerGroup): BinaryNode => {
   }
   if (group.announce) content.push({ tag: "announcement", attrs: {} })
   if (group.restrict) content.push({ tag: "locked", attrs: {} })
+  content.push({ tag: "member_add_mode", attrs: {}, content: group.memberAddMode })
+  if (group.approval) content.push({ tag: "membership_approval_mode", attrs: {}, content: [{ tag: "group_join", attrs: { state: "on" } }] })
   for (const { entity, role } of group.members.values()) content.push(participantNode(entity, role))
   return {
     tag: "group",
@@ -245,20 +253,20 @@ export class GroupDirectory {
     return group
   }
 
-  private requireAdmin(group: PeerGroup, actor: Entity): void {
+  requireAdmin(group: PeerGroup, actor: Entity): void {
     const role = group.roleOf(actor)
     if (!role) throw forbidden()
     if (role === "member") throw notAuthorized()
   }
 
   /** Subject and description: any member, unless the group is `restrict`ed to admins. */
-  private requireEditor(group: PeerGroup, actor: Entity): void {
+  requireEditor(group: PeerGroup, actor: Entity): void {
     if (group.restrict) return this.requireAdmin(group, actor)
     if (!group.roleOf(actor)) throw forbidden()
   }
 
-  /** `<notification type=w:gp2>` from the group, by `actor`, to every member account (and `also`). */
-  private notify(group: PeerGroup, actor: Entity, child: BinaryNode, also: ReadonlyArray<Entity> = []): void {
+  /** `<notification type=w:gp2>` from the group, by `actor`, to every member account (and `also`), or to its admins only. */
+  notify(group: PeerGroup, actor: Entity, child: BinaryNode, also: ReadonlyArray<Entity> = [], adminsOnly = false): void {
     const node: BinaryNode = {
       tag: "notification",
       attrs: {
@@ -273,7 +281,8 @@ export class GroupDirectory {
       },
       content: [child]
     }
-    const accounts = new Set([...group.accounts(), ...also.flatMap(e => (e.kind === "account" ? [e.account] : []))])
+    const members = adminsOnly ? group.accounts().filter(account => group.roleOf({ kind: "account", account }) !== "member") : group.accounts()
+    const accounts = new Set([...members, ...also.flatMap(e => (e.kind === "account" ? [e.account] : []))])
     for (const account of accounts) this.host.notify(account, node)
   }
 }

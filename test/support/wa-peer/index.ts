@@ -59,6 +59,15 @@
  * await peer.scan(qr, { phone, businessName: "Alice" })  // creds.me.name: Baileys sends <presence type> only with it
  * ```
  *
+ * Profiles, blocking, join rules (./profiles.ts, ./group-requests.ts): abouts (usync `status`,
+ * `<iq xmlns=status>`), pictures of people and groups (`w:profile:picture`, served by the media
+ * server), business profiles (`w:biz`), blocklists, member-add mode, join approval and requests:
+ * ```ts
+ * peer.profiles.setAbout(peer.member(BOB), "Busy") / .setBusiness(...) / .setPicture(entity, jpeg | null)
+ * peer.profiles.blockFromPhone(ALICE, peer.member(BOB), true)   // account_sync → blocklist.update
+ * requestJoin(peer.groups, group, peer.member(CAROL))           // created_membership_requests → group.join-request
+ * ```
+ *
  * Events (`peer.on` / `peer.waitFor`): `registering` (a client asked for QR refs), `paired`
  * (Account), `login` (Account), `ready` (Account: login queries answered, offline marker sent),
  * `pairing-code` (phone: a client called requestPairingCode; then `peer.enterCode(code, {phone})`),
@@ -73,7 +82,7 @@
  *
  * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
  * cannot scan by itself); one linked device per account (a member account's phone, not its linked
- * device, reads what a client sends a group); no app-state (labels), `w:mex` (channels), calls,
+ * device, reads what a client sends a group); no app-state (labels, the push name setting), `w:mex` (channels), calls,
  * group retry receipts; media re-upload requests (after `peer.media.expire(url)`) are not answered;
  * stars are app-state (`star` mutations), which the peer does not read; contacts' votes are 1:1
  * only (a group poll's creator / voter JIDs are not modelled), and they send chatstates and
@@ -109,6 +118,8 @@ export { type LoginRecord } from "./connection.js"
 export { type ReceivedReaction } from "./reactions.js"
 export { lidJid, pnJid, type Account } from "./pairing.js"
 export { GroupDirectory, GroupError, PeerGroup, type ParticipantAction, type Role } from "./groups.js"
+export { cancelJoinRequest, requestJoin } from "./group-requests.js"
+export { ProfileDirectory, type PeerPicture } from "./profiles.js"
 export { type Entity } from "./stanzas.js"
 export { peerCertificates } from "./frames.js"
 

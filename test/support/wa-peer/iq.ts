@@ -6,6 +6,7 @@ import { getBinaryNodeChild, type BinaryNode } from "@whiskeysockets/baileys"
 import type { Connection } from "./connection.js"
 import type { Account } from "./pairing.js"
 import { parseCompanionHello } from "./pairing-code.js"
+import type { ProfileDirectory } from "./profiles.js"
 import { keysResult, privacyResult, result, usyncResult, type Entity } from "./stanzas.js"
 
 export interface IqHost {
@@ -17,6 +18,8 @@ export interface IqHost {
   mediaConn(): BinaryNode
   /** the answer to a `w:g2` (groups) query */
   groupIq(account: Account, iq: BinaryNode): BinaryNode
+  /** abouts, pictures, business profiles, blocklists */
+  readonly profiles: ProfileDirectory
 }
 
 /** Login sequence: prekey count → (prekey upload) → passive active → digest → `open`. */
@@ -58,11 +61,12 @@ export const answerIq = async (peer: IqHost, conn: Connection, iq: BinaryNode): 
     return peer.afterLogin(conn, account)
   }
   if (xmlns === "encrypt" && child?.tag === "key") return conn.send(keysResult(iq, user => peer.resolve(user)))
-  if (xmlns === "usync") return conn.send(usyncResult(iq, account, user => peer.resolve(user)))
+  if (xmlns === "usync") return conn.send(usyncResult(iq, account, user => peer.resolve(user), entity => peer.profiles.statusNode(entity)))
   if (xmlns === "w:g2") return conn.send(peer.groupIq(account, iq))
   if (xmlns === "w:m" && child?.tag === "media_conn") return conn.send(result(iq, [peer.mediaConn()]))
   if (xmlns === "privacy" && type === "get") return conn.send(privacyResult(iq))
-  if (xmlns === "blocklist") return conn.send(result(iq, [{ tag: "list", attrs: {} }]))
+  const profile = peer.profiles.answer(account, iq)
+  if (profile) return conn.send(profile)
   if (xmlns === "md" && child?.tag === "remove-companion-device") {
     account.linked = false
     conn.send(result(iq))

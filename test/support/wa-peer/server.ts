@@ -18,6 +18,7 @@ import { lidJid, newLidUser, pairSuccessNode, pnJid, verifyPairDeviceSign, type 
 import { handleClientPresence, type ClientPresence, type ContactPresence } from "./presence.js"
 import { ClientKeys, SignalParty } from "./signal.js"
 import { answerIq } from "./iq.js"
+import { ProfileDirectory } from "./profiles.js"
 import type { MediaServer } from "./media-server.js"
 import type { Entity } from "./stanzas.js"
 
@@ -92,6 +93,8 @@ export class PeerServer extends EventEmitter {
   readonly logins: LoginRecord[] = []
   /** the server's groups (./groups.ts): what clients query and change, and what contacts do */
   readonly groups: GroupDirectory
+  /** abouts, pictures, business profiles and blocklists (./profiles.ts) */
+  readonly profiles: ProfileDirectory
   protected readonly refs = new Map<string, Connection>()
   protected readonly queued = new Map<string, Array<(conn: Connection) => Promise<void>>>()
   protected readonly ready = new WeakSet<Connection>()
@@ -111,6 +114,14 @@ export class PeerServer extends EventEmitter {
       // after the iq's answer, like the server: the client hears of its own change second
       notify: (account, node) =>
         this.guard(() => this.deliver(account, node.attrs.id ?? "", async conn => conn.send(node)))
+    })
+    this.profiles = new ProfileDirectory({
+      resolve: user => this.resolve(user),
+      groups: this.groups,
+      accounts: this.accounts,
+      // WhatsApp's CDN serves pictures as plain JPEGs (no media key)
+      storePicture: jpeg => media.store("image", jpeg).url,
+      notify: (account, node) => this.guard(() => this.deliver(account, node.attrs.id ?? "", async conn => conn.send(node)))
     })
     server.on("connection", socket => this.accept(socket))
   }

@@ -25,9 +25,9 @@ const children = (node: BinaryNode | undefined): BinaryNode[] => (Array.isArray(
 const text = (node: BinaryNode | undefined): string | undefined =>
   node?.content instanceof Uint8Array ? Buffer.from(node.content).toString() : typeof node?.content === "string" ? node.content : undefined
 
-/** `<iq xmlns=usync>`: devices, lid and contact (onWhatsApp) protocols. The asking account sees
+/** `<iq xmlns=usync>`: devices, lid, contact (onWhatsApp) and status (about) protocols. The asking account sees
  *  its own linked device (which Baileys skips); other accounts are reached at their phone only. */
-export const usyncResult = (iq: BinaryNode, me: Account, resolve: Resolve): BinaryNode => {
+export const usyncResult = (iq: BinaryNode, me: Account, resolve: Resolve, statusOf?: (entity: Entity) => BinaryNode): BinaryNode => {
   const usync = getBinaryNodeChild(iq, "usync")
   const protocols = new Set(children(getBinaryNodeChild(usync, "query")).map(p => p.tag))
   const users = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user").map(user => {
@@ -55,6 +55,8 @@ export const usyncResult = (iq: BinaryNode, me: Account, resolve: Resolve): Bina
         ]
       })
     }
+    // the about text (`fetchStatus`); someone WhatsApp does not know gets no answer
+    if (protocols.has("status") && entity && statusOf) content.push(statusOf(entity))
     if (protocols.has("lid") && entity && decoded?.server !== "lid") {
       const lidUser = entity.kind === "contact" ? entity.contact.lidUser : entity.account.lidUser
       content.push({ tag: "lid", attrs: { val: lidJid(lidUser) } })

@@ -1,5 +1,5 @@
 import { untilStoreIsBack } from "../../storeOutage.js"
-import { notYetAccountContacts, notYetCalls, notYetChats, notYetGroupAdmin, notYetProfile } from "../notYetSupported.js"
+import { notYetCalls, notYetChats } from "../notYetSupported.js"
 import {
   type BaileysEventMap,
   type BinaryNode,
@@ -39,6 +39,9 @@ import { makeChannelOperations } from "./channels.js"
 import { fromContacts, fromLidPairs, makeContactOperations } from "./contacts.js"
 import { fromGroupsUpdate, fromGroupsUpsert, fromParticipantsUpdate, GroupCache, type GroupEventContext, type LidPn } from "./groupEvents.js"
 import { makeGroupOperations } from "./groups.js"
+import { fromBlocklist, fromContactUpdates, fromMessagePushNames, makeAccountContactOperations, PushNames } from "./accountContacts.js"
+import { fromJoinRequest, makeGroupAdminOperations } from "./groupAdmin.js"
+import { makeProfileOperations } from "./profile.js"
 import { cachedPhoneOfLid, sharedGroupsOf } from "./sharedCache.js"
 import { fromLabelAssociation, fromLabelEdit, LabelRegistry, makeLabelOperations } from "./labels.js"
 
@@ -75,6 +78,9 @@ type ListenedEvent =
   | "contacts.update"
   | "lid-mapping.update"
   | "presence.update"
+  | "blocklist.set"
+  | "blocklist.update"
+  | "group.join-request"
 
 /** The Baileys events the engine listens to, in the order they happened. */
 type RawEvent =
@@ -114,6 +120,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
       Option.getOrUndefined(Option.map(cache, (cache) => sharedGroupsOf(cache, options.sessionId, runtime)))
     )
     const labelRegistry = new LabelRegistry()
+    const pushNames = new PushNames()
 
     const sock = yield* Effect.acquireRelease(
       Effect.try({
@@ -179,6 +186,9 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
     listen("contacts.update")
     listen("lid-mapping.update")
     listen("presence.update")
+    listen("blocklist.set")
+    listen("blocklist.update")
+    listen("group.join-request")
 
     const mappingStore: PhoneOfLid = (lid) =>
       Effect.tryPromise(() => sock.signalRepository.lidMapping.getPNForLID(lid)).pipe(
@@ -209,7 +219,13 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
         case "connection.update":
           return Effect.map(Clock.currentTimeMillis, (now) => connectionEvents(event.data, now))
         case "messages.upsert":
-          return fromUpsert(event.data, phoneOfLid, { lookupPoll: options.lookupPoll, me: () => state.creds.me })
+          return Effect.map(
+            Effect.all([
+              fromUpsert(event.data, phoneOfLid, { lookupPoll: options.lookupPoll, me: () => state.creds.me }),
+              fromMessagePushNames(event.data, phoneOfLid, pushNames)
+            ]),
+            ([messages, names]) => [...messages, ...names]
+          )
         case "messages.update":
           return Effect.succeed(fromUpdates(event.data))
         case "messages.reaction":
@@ -225,8 +241,17 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
         case "labels.association":
           return fromLabelAssociation(event.data, phoneOfLid)
         case "contacts.upsert":
-        case "contacts.update":
           return fromContacts(event.data, phoneOfLid)
+        case "contacts.update":
+          return Effect.map(
+            Effect.all([fromContacts(event.data, phoneOfLid), fromContactUpdates(event.data, phoneOfLid, pushNames)]),
+            ([seen, changes]) => [...seen, ...changes]
+          )
+        case "blocklist.set":
+        case "blocklist.update":
+          return fromBlocklist(event.data, phoneOfLid)
+        case "group.join-request":
+          return fromJoinRequest(event.data, phoneOfLid)
         case "lid-mapping.update":
           return Effect.succeed(fromLidPairs([event.data]))
         case "presence.update":
@@ -277,14 +302,17 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
           catch: (error) => engineErrorOf("MARK_READ", error)
         }),
       logout: Effect.tryPromise({ try: () => sock.logout(), catch: (error) => engineErrorOf("LOGOUT", error) }),
-      groups: { ...makeGroupOperations(sock, groups, phoneOfLid), ...notYetGroupAdmin },
+      groups: { ...makeGroupOperations(sock, groups, phoneOfLid), ...makeGroupAdminOperations(sock, groups, phoneOfLid) },
       channels: makeChannelOperations(sock),
       labels: makeLabelOperations(sock, () => state.creds, labelRegistry),
-      contacts: { ...makeContactOperations(sock), ...notYetAccountContacts },
+      contacts: {
+        ...makeContactOperations(sock),
+        ...makeAccountContactOperations(sock, { phoneOfLid, pushNames, dispatcher: agents.dispatcher })
+      },
       messages: makeMessageActions(sock, () => state.creds.me),
       presence: makePresenceOperations(sock, () => state.creds.me),
       chats: notYetChats,
-      profile: notYetProfile,
+      profile: makeProfileOperations(sock, () => state.creds.me),
       calls: notYetCalls
     } satisfies EngineConnection
   })

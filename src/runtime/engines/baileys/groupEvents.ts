@@ -14,7 +14,7 @@ import type { SharedGroups } from "./sharedCache.js"
  * events, and kept current by them: a send must reach members added since.
  *
  * Events (rc14): `groups.upsert` (a `<create>` notification: the account is in a new group),
- * `groups.update` (partial: subject, desc, announce, restrict… from notifications; or whole
+ * `groups.update` (partial: subject, desc, announce, restrict, memberAddMode, joinApprovalMode… from notifications; or whole
  * metadata from `groupFetchAllParticipating`, also run on a `dirty` groups push),
  * `group-participants.update` (add/remove/promote/demote with `GroupParticipant`s, `author` the
  * actor's LID; rc14 loses the notification's `participant_pn`, so the actor's phone comes from the
@@ -173,12 +173,16 @@ export const fromGroupsUpdate = (updates: BaileysEventMap["groups.update"], cont
         context.cache.put(update as GroupMetadata)
         continue
       }
-      const differs = (key: "subject" | "desc" | "announce" | "restrict") => key in update && (!whole || update[key] !== before?.[key])
+      const differs = (key: "subject" | "desc" | "announce" | "restrict" | "memberAddMode" | "joinApprovalMode") =>
+        key in update && (!whole || update[key] !== before?.[key])
       const fields: { -readonly [K in keyof Fields]: Fields[K] } = {}
       if (differs("subject") && update.subject !== undefined) fields.subject = update.subject
       if (differs("desc")) fields.description = update.desc ?? null
       if (differs("announce") && update.announce !== undefined) fields.announce = update.announce
       if (differs("restrict") && update.restrict !== undefined) fields.restrict = update.restrict
+      // Baileys' booleans: `memberAddMode` true is "all_member_add", `joinApprovalMode` true is "on"
+      if (differs("memberAddMode") && update.memberAddMode !== undefined) fields.memberAddMode = update.memberAddMode ? "all" : "admins"
+      if (differs("joinApprovalMode") && update.joinApprovalMode !== undefined) fields.approval = update.joinApprovalMode
       if (whole) context.cache.put(update as GroupMetadata)
       else if (before !== undefined) context.cache.put({ ...before, ...update, participants: before.participants })
       if (Object.keys(fields).length === 0) continue
