@@ -25,7 +25,7 @@ import type { Entity } from "./stanzas.js"
 const now = (): string => `${Math.floor(Date.now() / 1000)}`
 
 /** The Signal party a device JID names: a contact, or another account's phone (device 0). */
-const partyOf = (entity: Entity | undefined, device: number | undefined, sender: Account): SignalParty | undefined => {
+export const partyOf = (entity: Entity | undefined, device: number | undefined, sender: Account): SignalParty | undefined => {
   if (entity?.kind === "contact") return entity.contact.party
   if (entity?.kind === "account" && entity.account !== sender && !device) return entity.account.phoneParty
   return undefined

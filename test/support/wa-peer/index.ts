@@ -59,6 +59,15 @@
  * await peer.scan(qr, { phone, businessName: "Alice" })  // creds.me.name: Baileys sends <presence type> only with it
  * ```
  *
+ * The account around the messages (./history.ts, ./calls.ts, ./status.ts):
+ * ```ts
+ * await peer.syncHistory(ALICE, [{ jid: pnJid(BOB), name: "Bob", unreadCount: 1, messages: [{ id, fromMe: true, text, at }] }])
+ * peer.historyRequests / "history-request"   // a client's fetchMessageHistory, answered ON_DEMAND from what the phone holds
+ * const callId = peer.offerCall(bob, ALICE, { isVideo: true }); peer.endCall(bob, ALICE, callId, "hangup" | "timeout" | "accept" | "reject")
+ * peer.callRejects / "call-reject"           // a client's rejectCall: { phone, callId, creator }
+ * peer.statuses / "status"                   // a client's status update: { participants, readers, text, message }
+ * ```
+ *
  * Events (`peer.on` / `peer.waitFor`): `registering` (a client asked for QR refs), `paired`
  * (Account), `login` (Account), `ready` (Account: login queries answered, offline marker sent),
  * `pairing-code` (phone: a client called requestPairingCode; then `peer.enterCode(code, {phone})`),
@@ -73,7 +82,7 @@
  *
  * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
  * cannot scan by itself); one linked device per account (a member account's phone, not its linked
- * device, reads what a client sends a group); no app-state (labels), `w:mex` (channels), calls,
+ * device, reads what a client sends a group); no app-state (labels, chat archive/pin/mute/unread/delete), `w:mex` (channels), contacts' status updates,
  * group retry receipts; media re-upload requests (after `peer.media.expire(url)`) are not answered;
  * stars are app-state (`star` mutations), which the peer does not read; contacts' votes are 1:1
  * only (a group poll's creator / voter JIDs are not modelled), and they send chatstates and
@@ -111,5 +120,8 @@ export { lidJid, pnJid, type Account } from "./pairing.js"
 export { GroupDirectory, GroupError, PeerGroup, type ParticipantAction, type Role } from "./groups.js"
 export { type Entity } from "./stanzas.js"
 export { peerCertificates } from "./frames.js"
+export { type CallEnd, type CallReject } from "./calls.js"
+export { type HistoryRequest, type PhoneChat, type PhoneMessage, type SyncType } from "./history.js"
+export { type ReceivedStatus } from "./status.js"
 
 export const startWaPeer = (options: WaPeerOptions = {}): Promise<WaPeer> => WaPeer.start(options)
