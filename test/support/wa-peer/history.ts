@@ -94,7 +94,8 @@ export const historyNotification = (chats: readonly PhoneChat[], options: { sync
 
 /** The on-demand request in a message a client sent its own phone, if it is one. */
 export const historyRequestOf = (phone: string, message: proto.IMessage): HistoryRequest | undefined => {
-  const protocol = contentOf(message).protocolMessage
+  // the client's own devices get it as a `deviceSentMessage`, like every copy of what it sends
+  const protocol = contentOf(message.deviceSentMessage?.message ?? message).protocolMessage
   const request = protocol?.peerDataOperationRequestMessage
   const onDemand = request?.historySyncOnDemandRequest
   if (

@@ -333,7 +333,7 @@ export class PeerServer extends EventEmitter {
 
   /** The phone answers an on-demand history request from what it holds. */
   fromOwnDevice(account: Account, message: proto.Message): void {
-    const request = historyRequestOf(account.phone, proto.Message.toObject(message) as proto.IMessage)
+    const request = historyRequestOf(account.phone, proto.Message.toObject(message, { longs: Number }) as proto.IMessage)
     if (!request) return
     this.historyRequests.push(request)
     this.emit("history-request", request)
