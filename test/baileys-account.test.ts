@@ -129,6 +129,15 @@ describe("BaileysEngine against the loopback peer: history, calls, status update
       expect(dave.events.filter((e) => e._tag === "HistoryReceived")).toEqual([])
       expect(alice.events.filter((e) => e._tag === "HistoryReceived" && !e.batch.onDemand)).toHaveLength(1)
     }, 30_000)
+
+    it("historySync full imports the FULL sync too", async () => {
+      const FRANK = "15551230007"
+      const frank = await engine.link({ phone: FRANK }, defaultSessionSettings("full"))
+      await peer.syncHistory(FRANK, phoneChats, { syncType: "FULL", progress: 30 })
+      const batch = await history(frank, false)
+      expect(batch.progress).toBe(30)
+      expect(batch.messages.map((m) => m.engineMessageId).sort()).toEqual(["3EB0H1STCAROL", "3EB0H1STMIDDLE", "3EB0H1STNEWEST", "3EB0H1STOLDEST"])
+    }, 30_000)
   })
 
   describe("calls", () => {

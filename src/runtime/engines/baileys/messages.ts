@@ -69,8 +69,12 @@ const statusChanged = (id: string, status: number | null | undefined, stubParame
 
 /** Content that is bookkeeping of the protocol, not something a person sent. */
 const protocolOnlyKeys = new Set(["messageContextInfo", "senderKeyDistributionMessage"])
-/** Acts on another message (edits, revokes, reactions, votes, pins: see `messageEvents.ts`), or is none. */
+/**
+ * Acts on another message (edits, revokes, reactions, votes, pins: see `messageEvents.ts`), or is
+ * none: `call` is Baileys' own record of a group call ringing, reported as `CallChanged` instead.
+ */
 const notAMessageKeys = new Set([
+  "call",
   "protocolMessage",
   "reactionMessage",
   "pollUpdateMessage",
