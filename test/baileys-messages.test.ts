@@ -108,6 +108,8 @@ describe("Baileys messages.upsert → MessageReceived", () => {
           protocolMessage: { type: proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING, ephemeralExpiration: 86400 }
         }),
         received({ remoteJid: "15551234567@s.whatsapp.net", id: "R1" }, { reactionMessage: { text: "👍", key: { id: "3EB0OLD" } } }),
+        // Baileys' own record of a group call ringing (the call itself is a CallChanged)
+        received({ remoteJid: "120363012345678901@g.us", participant: "15551234567@s.whatsapp.net", id: "CALL1" }, { call: { callKey: Buffer.from("CALL1") } }),
         received({ remoteJid: "120363012345678901@g.us", participant: "15551234567@s.whatsapp.net", id: "K1" }, {
           senderKeyDistributionMessage: { groupId: "120363012345678901@g.us", axolotlSenderKeyDistributionMessage: Buffer.from([1]) }
         }),
