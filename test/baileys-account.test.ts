@@ -9,7 +9,7 @@ import { muteSignalChatter } from "./support/wa-peer/raw-client.js"
 /**
  * Issue 18 on the Baileys engine against the loopback WhatsApp Web peer, at the engine boundary:
  * the phone's history sync and on-demand history, calls offered by a contact and rejected,
- * status updates to an audience, the session's connection settings, and chat events the peer
+ * status updates both ways, the session's connection settings, and chat events the peer
  * can raise (a group the account is added to). What needs app state the peer does not carry
  * (archive, pin, mute, unread, delete) is proven at the socket boundary in
  * baileys-chats.test.ts; here only its refusal while the phone has shared no app-state keys.
@@ -204,6 +204,12 @@ describe("BaileysEngine against the loopback peer: history, calls, status update
       const revoke = await revoked
       expect(revoke.message.protocolMessage).toMatchObject({ type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: "3EB0STATUS1", fromMe: true } })
       expect([...revoke.readers].sort()).toEqual([BOB, CAROL])
+    })
+
+    it("a contact's status update arrives under status@broadcast from the contact's phone id", async () => {
+      const id = await peer.postStatus(peer.contact(CAROL), [ALICE], "at the beach")
+      const { message } = await eventOf(alice, "MessageReceived", (e) => e.message.engineMessageId === id)
+      expect(message).toMatchObject({ chatId: "status@broadcast", from: carolChat, fromPhone: carolChat, fromLid: peer.contact(CAROL).lid, type: "text", text: "at the beach" })
     })
 
     it("a status for one contact is not given to the others", async () => {

@@ -66,6 +66,7 @@
  * const callId = peer.offerCall(bob, ALICE, { isVideo: true }); peer.endCall(bob, ALICE, callId, "hangup" | "timeout" | "accept" | "reject")
  * peer.callRejects / "call-reject"           // a client's rejectCall: { phone, callId, creator }
  * peer.statuses / "status"                   // a client's status update: { participants, readers, text, message }
+ * await peer.postStatus(bob, [ALICE], "at the beach")   // a contact's status update to accounts (sender key under status@broadcast)
  * ```
  *
  * Events (`peer.on` / `peer.waitFor`): `registering` (a client asked for QR refs), `paired`
@@ -82,7 +83,7 @@
  *
  * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
  * cannot scan by itself); one linked device per account (a member account's phone, not its linked
- * device, reads what a client sends a group); no app-state (labels, chat archive/pin/mute/unread/delete), `w:mex` (channels), contacts' status updates,
+ * device, reads what a client sends a group); no app-state (labels, chat archive/pin/mute/unread/delete), `w:mex` (channels),
  * group retry receipts; media re-upload requests (after `peer.media.expire(url)`) are not answered;
  * stars are app-state (`star` mutations), which the peer does not read; contacts' votes are 1:1
  * only (a group poll's creator / voter JIDs are not modelled), and they send chatstates and

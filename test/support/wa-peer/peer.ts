@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { Curve, type BinaryNode, proto } from "@whiskeysockets/baileys"
 import type { LoginRecord } from "./connection.js"
-import { FakeContact, type ContactHost, type ReceivedMessage } from "./contacts.js"
+import { FakeContact, newMessageId, type ContactHost, type ReceivedMessage } from "./contacts.js"
 import { peerCertificates } from "./frames.js"
 import { sendFromContactToGroup } from "./group-messages.js"
 import { readMedia, type DownloadedMedia } from "./media.js"
@@ -18,6 +18,7 @@ import { listen, PeerServer, streamError, type ScanOptions, type WaPeerOptions }
 import type { Entity } from "./stanzas.js"
 import { endNode, newCallId, offerNode, type CallEnd } from "./calls.js"
 import { historyNotification, type PhoneChat, type SyncType } from "./history.js"
+import { postStatusFromContact } from "./status.js"
 
 export type { ScanOptions, WaPeerOptions } from "./server.js"
 
@@ -172,6 +173,18 @@ export class WaPeer extends PeerServer implements ContactHost {
   /** What became of the call: the caller hung up, it timed out, or the account's phone took or declined it. */
   endCall(from: FakeContact, toPhone: string, callId: string, end: CallEnd): void {
     if (this.tellAccount(toPhone, endNode(from, callId, end)) === 0) throw new Error(`account ${toPhone} is not online`)
+  }
+
+  /** A contact posts a text status update seen by the accounts `toPhones`; its message id. */
+  async postStatus(from: FakeContact, toPhones: readonly string[], text: string): Promise<string> {
+    const audience = toPhones.map(phone => {
+      const account = this.accounts.get(phone)
+      if (!account) throw new Error(`no account ${phone} on this peer`)
+      return account
+    })
+    const id = newMessageId()
+    await postStatusFromContact((account, id, write) => this.deliver(account, id, write), from, audience, { extendedTextMessage: { text } }, id)
+    return id
   }
 
   /** Resolve with the first `event` payload matching `predicate` (rejects after `timeoutMs`). */

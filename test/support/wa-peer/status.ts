@@ -5,12 +5,13 @@
  * `<participants><to jid><enc type=pkmsg|msg>`, then one `<enc type=skmsg>` carries the update.
  * Each contact of the audience takes in the distribution and reads the update; the peer records
  * it once, with who was given the key (`participants`) and who read it (`readers`). A revoke
- * (`edit=7`) names no audience: those holding the key from earlier updates read it.
+ * (`edit=7`) names no audience: those holding the key from earlier updates read it. Contacts
+ * post theirs the same way to the accounts that have them (`postStatusFromContact`).
  */
 import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, proto, unpadRandomMax16, type BinaryNode } from "@whiskeysockets/baileys"
 import type { Connection } from "./connection.js"
-import { decryptFrom } from "./contacts.js"
-import { partyOf } from "./group-messages.js"
+import { decryptFrom, type FakeContact } from "./contacts.js"
+import { partyOf, sendWithSenderKey, type Deliver } from "./group-messages.js"
 import { phoneOf } from "./groups.js"
 import { contentOf } from "./kinds.js"
 import type { Account } from "./pairing.js"
@@ -98,3 +99,16 @@ export const handleClientStatus = async (host: StatusHost, conn: Connection, acc
   host.statuses.push(status)
   host.emit("status", status)
 }
+
+/**
+ * A contact posts a status update to the accounts `audience` (phones): sender-key encrypted under
+ * `status@broadcast`, written to each one's linked device as
+ * `<message from=status@broadcast participant=<lid> participant_pn=<phone>>`.
+ */
+export const postStatusFromContact = async (
+  deliver: Deliver,
+  contact: FakeContact,
+  audience: ReadonlyArray<Account>,
+  message: proto.IMessage,
+  id: string
+): Promise<void> => sendWithSenderKey(deliver, contact, STATUS_JID, audience, message, id)

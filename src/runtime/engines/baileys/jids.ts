@@ -112,7 +112,8 @@ export const senderIdsOf = (key: KeyAddressing, phoneOfLid: PhoneOfLid = noPhone
     const isStatus = isStatusBroadcast(remote)
     const inGroup = isGroupJid(remote) || isStatus
     const author = inGroup ? key.participant ?? null : remote
-    const alt = (inGroup ? key.participantAlt : key.remoteJidAlt) ?? key.senderPn ?? null
+    // Baileys puts a status author's other id in `remoteJidAlt` (it is no group to Baileys)
+    const alt = (isStatus ? key.participantAlt ?? key.remoteJidAlt : inGroup ? key.participantAlt : key.remoteJidAlt) ?? key.senderPn ?? null
     if (author === null) return null
 
     let phone = isPhoneJid(author) ? toApiId(author) : isPhoneJid(alt) ? toApiId(alt) : null
