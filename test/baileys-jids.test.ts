@@ -31,8 +31,9 @@ describe("Baileys jids: wire → API", () => {
     expect(toApiId(undefined)).toBeNull()
   })
 
-  it("recognises the status broadcast to ignore", () => {
-    expect(isIgnoredJid("status@broadcast")).toBe(true)
+  it("ignores broadcast lists but reads the status broadcast (status updates are stored)", () => {
+    expect(isIgnoredJid("status@broadcast")).toBe(false)
+    expect(isIgnoredJid("1234567890@broadcast")).toBe(true)
     expect(isIgnoredJid("15551234567@s.whatsapp.net")).toBe(false)
     expect(isIgnoredJid("120363012345678901@g.us")).toBe(false)
   })
@@ -110,8 +111,10 @@ describe("Baileys jids: who wrote an incoming message", () => {
       expect(ids).toEqual({ chatId: "120363012345678901@g.us", from: "15551234567@c.us", fromPhone: "15551234567@c.us", fromLid: "99887766554433@lid" })
     }))
 
-  it.effect("the status broadcast has no sender ids", () =>
+  it.effect("a status update is the status broadcast's, written by its participant", () =>
     Effect.gen(function*() {
-      expect(yield* senderIdsOf({ remoteJid: "status@broadcast", participant: "15551234567@s.whatsapp.net" })).toBeNull()
+      expect(yield* senderIdsOf({ remoteJid: "status@broadcast", participant: "15551234567@s.whatsapp.net" }))
+        .toEqual({ chatId: "status@broadcast", from: "15551234567@c.us", fromPhone: "15551234567@c.us", fromLid: null })
+      expect(yield* senderIdsOf({ remoteJid: "status@broadcast" })).toBeNull()
     }))
 })

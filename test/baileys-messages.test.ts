@@ -92,15 +92,24 @@ describe("Baileys messages.upsert → MessageReceived", () => {
       expect(message).toMatchObject({ chatId: "120363012345678901@g.us", from: "15551234567@c.us", fromLid: "99887766554433@lid" })
     }))
 
-  it.effect("status broadcasts, protocol bookkeeping, reactions and key-distribution-only messages are ignored", () =>
+  it.effect("a contact's status update arrives under status@broadcast, from its author (phone id when the key gives it)", () =>
+    Effect.gen(function*() {
+      const message = receivedMessage(only(yield* upsert([
+        received({ remoteJid: "status@broadcast", participant: "99887766554433@lid", participantAlt: "15551234567@s.whatsapp.net", id: "S1" }, { conversation: "my status" })
+      ])))
+      expect(message).toMatchObject({ engineMessageId: "S1", chatId: "status@broadcast", from: "15551234567@c.us", fromLid: "99887766554433@lid", type: "text", text: "my status" })
+    }))
+
+  it.effect("protocol bookkeeping, reactions and key-distribution-only messages are ignored", () =>
     Effect.gen(function*() {
       const events = yield* upsert([
-        received({ remoteJid: "status@broadcast", participant: "15551234567@s.whatsapp.net", id: "S1" }, { conversation: "my status" }),
         // (revokes and edits are protocol messages too: see baileys-inbound-kinds.test.ts)
         received({ remoteJid: "15551234567@s.whatsapp.net", id: "P1" }, {
           protocolMessage: { type: proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING, ephemeralExpiration: 86400 }
         }),
         received({ remoteJid: "15551234567@s.whatsapp.net", id: "R1" }, { reactionMessage: { text: "👍", key: { id: "3EB0OLD" } } }),
+        // Baileys' own record of a group call ringing (the call itself is a CallChanged)
+        received({ remoteJid: "120363012345678901@g.us", participant: "15551234567@s.whatsapp.net", id: "CALL1" }, { call: { callKey: Buffer.from("CALL1") } }),
         received({ remoteJid: "120363012345678901@g.us", participant: "15551234567@s.whatsapp.net", id: "K1" }, {
           senderKeyDistributionMessage: { groupId: "120363012345678901@g.us", axolotlSenderKeyDistributionMessage: Buffer.from([1]) }
         }),

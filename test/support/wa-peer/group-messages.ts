@@ -25,7 +25,7 @@ import type { Entity } from "./stanzas.js"
 const now = (): string => `${Math.floor(Date.now() / 1000)}`
 
 /** The Signal party a device JID names: a contact, or another account's phone (device 0). */
-const partyOf = (entity: Entity | undefined, device: number | undefined, sender: Account): SignalParty | undefined => {
+export const partyOf = (entity: Entity | undefined, device: number | undefined, sender: Account): SignalParty | undefined => {
   if (entity?.kind === "contact") return entity.contact.party
   if (entity?.kind === "account" && entity.account !== sender && !device) return entity.account.phoneParty
   return undefined
@@ -102,24 +102,39 @@ export const sendFromContactToGroup = async (
   id: string
 ): Promise<void> => {
   if (!group.roleOf({ kind: "contact", contact })) throw new Error(`${contact.phone} is not a member of ${group.jid}`)
+  await sendWithSenderKey(deliver, contact, group.jid, group.accounts(), message, id)
+}
+
+/**
+ * A contact's message under `jid` (a group, or `status@broadcast`) to `accounts`: encrypted once
+ * with its sender key for `jid`, with the distribution the first time a device hears from it there.
+ */
+export const sendWithSenderKey = async (
+  deliver: Deliver,
+  contact: FakeContact,
+  jid: string,
+  accounts: ReadonlyArray<Account>,
+  message: proto.IMessage,
+  id: string
+): Promise<void> => {
   const self = lidSender(contact.lidUser)
   const keys = contact.party.senderKeys
   const { type, enc, attrs } = stanzaKind(message)
   // the chain as it stands before this message: a member taking it in can then read the message
   const distribution: proto.IMessage = {
-    senderKeyDistributionMessage: { groupId: group.jid, axolotlSenderKeyDistributionMessage: await keys.distribution(group.jid, self) }
+    senderKeyDistributionMessage: { groupId: jid, axolotlSenderKeyDistributionMessage: await keys.distribution(jid, self) }
   }
-  const skmsg = await keys.encrypt(group.jid, self, encodeWAMessage(message))
-  for (const account of group.accounts().filter(a => a.linked)) {
+  const skmsg = await keys.encrypt(jid, self, encodeWAMessage(message))
+  for (const account of accounts.filter(a => a.linked)) {
     // decided now, so a redelivery after a reconnect carries the same parts
-    const first = keys.firstTo(group.jid, `${account.lidUser}:${account.device}`)
+    const first = keys.firstTo(jid, `${account.lidUser}:${account.device}`)
     await deliver(account, id, async conn => {
       const content: BinaryNode[] = first ? [await encryptFor(contact.party, account, distribution, enc)] : []
       content.push({ tag: "enc", attrs: { v: "2", type: "skmsg", ...enc }, content: skmsg })
       conn.send({
         tag: "message",
         attrs: {
-          from: group.jid,
+          from: jid,
           participant: contact.lid,
           participant_pn: contact.jid,
           addressing_mode: "lid",

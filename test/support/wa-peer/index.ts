@@ -66,6 +66,14 @@
  * peer.profiles.setAbout(peer.member(BOB), "Busy") / .setBusiness(...) / .setPicture(entity, jpeg | null)
  * peer.profiles.blockFromPhone(ALICE, peer.member(BOB), true)   // account_sync → blocklist.update
  * requestJoin(peer.groups, group, peer.member(CAROL))           // created_membership_requests → group.join-request
+ * The account around the messages (./history.ts, ./calls.ts, ./status.ts):
+ * ```ts
+ * await peer.syncHistory(ALICE, [{ jid: pnJid(BOB), name: "Bob", unreadCount: 1, messages: [{ id, fromMe: true, text, at }] }])
+ * peer.historyRequests / "history-request"   // a client's fetchMessageHistory, answered ON_DEMAND from what the phone holds
+ * const callId = peer.offerCall(bob, ALICE, { isVideo: true }); peer.endCall(bob, ALICE, callId, "hangup" | "timeout" | "accept" | "reject")
+ * peer.callRejects / "call-reject"           // a client's rejectCall: { phone, callId, creator }
+ * peer.statuses / "status"                   // a client's status update: { participants, readers, text, message }
+ * await peer.postStatus(bob, [ALICE], "at the beach")   // a contact's status update to accounts (sender key under status@broadcast)
  * ```
  *
  * Events (`peer.on` / `peer.waitFor`): `registering` (a client asked for QR refs), `paired`
@@ -82,7 +90,7 @@
  *
  * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
  * cannot scan by itself); one linked device per account (a member account's phone, not its linked
- * device, reads what a client sends a group); no app-state (labels, the push name setting), `w:mex` (channels), calls,
+ * device, reads what a client sends a group); no app-state (labels, the push name setting, chat archive/pin/mute/unread/delete), `w:mex` (channels),
  * group retry receipts; media re-upload requests (after `peer.media.expire(url)`) are not answered;
  * stars are app-state (`star` mutations), which the peer does not read; contacts' votes are 1:1
  * only (a group poll's creator / voter JIDs are not modelled), and they send chatstates and
@@ -122,5 +130,8 @@ export { cancelJoinRequest, requestJoin } from "./group-requests.js"
 export { ProfileDirectory, type PeerPicture } from "./profiles.js"
 export { type Entity } from "./stanzas.js"
 export { peerCertificates } from "./frames.js"
+export { type CallEnd, type CallReject } from "./calls.js"
+export { type HistoryRequest, type PhoneChat, type PhoneMessage, type SyncType } from "./history.js"
+export { type ReceivedStatus } from "./status.js"
 
 export const startWaPeer = (options: WaPeerOptions = {}): Promise<WaPeer> => WaPeer.start(options)

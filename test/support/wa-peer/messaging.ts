@@ -56,6 +56,8 @@ export interface MessageHost {
   readonly receiptDelayMs: number
   resolve(user: string): Entity | undefined
   emit(event: "received", message: ReceivedMessage): boolean
+  /** what a client sent the account's own phone (e.g. an on-demand history request: ./history.ts) */
+  fromOwnDevice?(account: Account, message: proto.Message): void
 }
 
 /**
@@ -84,7 +86,10 @@ export const handleClientMessage = async (host: MessageHost, conn: Connection, a
     try {
       const message = await decryptFrom(party, account, enc)
       // copies for the sender's own phone are dropped; another account's phone keeps them
-      if (entity.kind === "account" && entity.account === account) continue
+      if (entity.kind === "account" && entity.account === account) {
+        host.fromOwnDevice?.(account, message)
+        continue
+      }
       const to = entity.kind === "contact" ? entity.contact.phone : entity.account.phone
       record(host, entity, { from: account.phone, to, toJid: destination, id, group: undefined, edit: node.attrs.edit }, message)
       delivered = true

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { Curve, type BinaryNode, proto } from "@whiskeysockets/baileys"
 import type { LoginRecord } from "./connection.js"
-import { FakeContact, type ContactHost, type ReceivedMessage } from "./contacts.js"
+import { FakeContact, newMessageId, type ContactHost, type ReceivedMessage } from "./contacts.js"
 import { peerCertificates } from "./frames.js"
 import { sendFromContactToGroup } from "./group-messages.js"
 import { readMedia, type DownloadedMedia } from "./media.js"
@@ -16,6 +16,9 @@ import { parseQr, type Account } from "./pairing.js"
 import { primaryHello } from "./pairing-code.js"
 import { listen, PeerServer, streamError, type ScanOptions, type WaPeerOptions } from "./server.js"
 import type { Entity } from "./stanzas.js"
+import { endNode, newCallId, offerNode, type CallEnd } from "./calls.js"
+import { historyNotification, type PhoneChat, type SyncType } from "./history.js"
+import { postStatusFromContact } from "./status.js"
 
 export type { ScanOptions, WaPeerOptions } from "./server.js"
 
@@ -146,6 +149,42 @@ export class WaPeer extends PeerServer implements ContactHost {
   /** Is the account logged in on a connection right now? */
   isOnline(phone: string): boolean {
     return this.live(this.accounts.get(phone)).some(conn => this.ready.has(conn))
+  }
+
+  /**
+   * The account's phone sends its history sync: `chats` (kept as what the phone holds, for
+   * on-demand requests) in one HISTORY_SYNC_NOTIFICATION of `syncType` (default RECENT, progress
+   * 100), delivered now or after the next login. Resolves with the notification's id.
+   */
+  async syncHistory(phone: string, chats: readonly PhoneChat[], options: { syncType?: SyncType; progress?: number } = {}): Promise<string> {
+    const account = this.accounts.get(phone)
+    if (!account?.linked) throw new Error(`no linked account ${phone} on this peer`)
+    this.phoneHistory.set(phone, [...chats])
+    return this.sendFromPhone(account, historyNotification(chats, { syncType: options.syncType ?? "RECENT", progress: options.progress ?? 100 }))
+  }
+
+  /** A contact rings the account `toPhone` (to its logged-in sockets, not queued); the call's id. */
+  offerCall(from: FakeContact, toPhone: string, options: { isVideo?: boolean; callId?: string } = {}): string {
+    const callId = options.callId ?? newCallId()
+    if (this.tellAccount(toPhone, offerNode(from, callId, options.isVideo === true)) === 0) throw new Error(`account ${toPhone} is not online`)
+    return callId
+  }
+
+  /** What became of the call: the caller hung up, it timed out, or the account's phone took or declined it. */
+  endCall(from: FakeContact, toPhone: string, callId: string, end: CallEnd): void {
+    if (this.tellAccount(toPhone, endNode(from, callId, end)) === 0) throw new Error(`account ${toPhone} is not online`)
+  }
+
+  /** A contact posts a text status update seen by the accounts `toPhones`; its message id. */
+  async postStatus(from: FakeContact, toPhones: readonly string[], text: string): Promise<string> {
+    const audience = toPhones.map(phone => {
+      const account = this.accounts.get(phone)
+      if (!account) throw new Error(`no account ${phone} on this peer`)
+      return account
+    })
+    const id = newMessageId()
+    await postStatusFromContact((account, id, write) => this.deliver(account, id, write), from, audience, { extendedTextMessage: { text } }, id)
+    return id
   }
 
   /** Resolve with the first `event` payload matching `predicate` (rejects after `timeoutMs`). */

@@ -16,6 +16,10 @@ import { GroupDirectory, type PeerGroup } from "./groups.js"
 import { handleClientMessage, sendFromParty } from "./messaging.js"
 import { lidJid, newLidUser, pairSuccessNode, pnJid, verifyPairDeviceSign, type Account, type QrData } from "./pairing.js"
 import { handleClientPresence, type ClientPresence, type ContactPresence } from "./presence.js"
+import { handleClientCall, type CallReject } from "./calls.js"
+import { historyRequestOf, onDemandAnswer, type HistoryRequest, type PhoneChat } from "./history.js"
+import { handleClientStatus, STATUS_JID, type ReceivedStatus } from "./status.js"
+import { newMessageId } from "./contacts.js"
 import { ClientKeys, SignalParty } from "./signal.js"
 import { answerIq } from "./iq.js"
 import { ProfileDirectory } from "./profiles.js"
@@ -86,6 +90,14 @@ export class PeerServer extends EventEmitter {
   readonly presences: ClientPresence[] = []
   /** sender key distributions clients sent group members (`to`: the member's phone number) */
   readonly distributions: Array<{ readonly group: string; readonly from: string; readonly to: string }> = []
+  /** status updates clients posted, with their audience (./status.ts) */
+  readonly statuses: ReceivedStatus[] = []
+  /** call rejects clients sent (./calls.ts) */
+  readonly callRejects: CallReject[] = []
+  /** on-demand history requests clients sent their phones (./history.ts) */
+  readonly historyRequests: HistoryRequest[] = []
+  /** what each account's phone holds, by phone number: its history syncs and on-demand answers */
+  readonly phoneHistory = new Map<string, PhoneChat[]>()
   /** protocol problems the peer met (decryption failures, handler errors) */
   readonly errors: string[] = []
   readonly connections = new Set<Connection>()
@@ -323,6 +335,22 @@ export class PeerServer extends EventEmitter {
     this.emit("ready", account)
   }
 
+  /** A message from the account's own phone to its linked device (history notifications); its id. */
+  async sendFromPhone(account: Account, message: proto.IMessage): Promise<string> {
+    const id = newMessageId()
+    await this.deliver(account, id, conn => sendFromParty(conn, account.phoneParty, account, message, { from: pnJid(account.phone), id }))
+    return id
+  }
+
+  /** The phone answers an on-demand history request from what it holds. */
+  fromOwnDevice(account: Account, message: proto.Message): void {
+    const request = historyRequestOf(account.phone, proto.Message.toObject(message, { longs: Number }) as proto.IMessage)
+    if (!request) return
+    this.historyRequests.push(request)
+    this.emit("history-request", request)
+    this.guard(() => this.sendFromPhone(account, onDemandAnswer(this.phoneHistory.get(account.phone) ?? [], request)))
+  }
+
   private async flushQueue(conn: Connection, account: Account): Promise<void> {
     const pending = this.queued.get(account.phone) ?? []
     this.queued.delete(account.phone)
@@ -333,6 +361,8 @@ export class PeerServer extends EventEmitter {
     const account = conn.account
     if (node.tag === "iq") return answerIq(this, conn, node)
     if (!account) return
+    if (node.tag === "call") return handleClientCall(this, conn, account, node)
+    if (node.tag === "message" && node.attrs.to === STATUS_JID) return handleClientStatus(this, conn, account, node)
     if (node.tag === "message") {
       return node.attrs.to?.endsWith("@g.us")
         ? handleClientGroupMessage(this, conn, account, node)

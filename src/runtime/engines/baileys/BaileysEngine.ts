@@ -1,5 +1,4 @@
 import { untilStoreIsBack } from "../../storeOutage.js"
-import { notYetCalls, notYetChats } from "../notYetSupported.js"
 import {
   type BaileysEventMap,
   type BinaryNode,
@@ -44,6 +43,10 @@ import { fromJoinRequest, makeGroupAdminOperations } from "./groupAdmin.js"
 import { makeProfileOperations } from "./profile.js"
 import { cachedPhoneOfLid, sharedGroupsOf } from "./sharedCache.js"
 import { fromLabelAssociation, fromLabelEdit, LabelRegistry, makeLabelOperations } from "./labels.js"
+import { fromChatsDelete, fromChatsUpdate, fromChatsUpsert, makeChatOperations } from "./chats.js"
+import { fromHistorySet, historyOptionsOf } from "./history.js"
+import { CallLog, makeCallOperations } from "./calls.js"
+import { statusOptionsOf } from "./status.js"
 
 export { meOf } from "./connectionUpdate.js"
 
@@ -81,6 +84,11 @@ type ListenedEvent =
   | "blocklist.set"
   | "blocklist.update"
   | "group.join-request"
+  | "messaging-history.set"
+  | "chats.upsert"
+  | "chats.update"
+  | "chats.delete"
+  | "call"
 
 /** The Baileys events the engine listens to, in the order they happened. */
 type RawEvent =
@@ -121,6 +129,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
     )
     const labelRegistry = new LabelRegistry()
     const pushNames = new PushNames()
+    const calls = new CallLog()
 
     const sock = yield* Effect.acquireRelease(
       Effect.try({
@@ -129,8 +138,8 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
             auth: state,
             logger,
             browser: Browsers.ubuntu("Switchboard"),
-            syncFullHistory: false,
-            markOnlineOnConnect: false,
+            ...historyOptionsOf(options.settings.historySync),
+            markOnlineOnConnect: options.settings.markOnlineOnConnect,
             shouldIgnoreJid: isIgnoredJid,
             cachedGroupMetadata: groups.lookup,
             // Retry receipts: WhatsApp asks us to re-encrypt a message we sent.
@@ -189,6 +198,11 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
     listen("blocklist.set")
     listen("blocklist.update")
     listen("group.join-request")
+    listen("messaging-history.set")
+    listen("chats.upsert")
+    listen("chats.update")
+    listen("chats.delete")
+    listen("call")
 
     const mappingStore: PhoneOfLid = (lid) =>
       Effect.tryPromise(() => sock.signalRepository.lidMapping.getPNForLID(lid)).pipe(
@@ -256,6 +270,16 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
           return Effect.succeed(fromLidPairs([event.data]))
         case "presence.update":
           return fromPresence(event.data, phoneOfLid)
+        case "messaging-history.set":
+          return fromHistorySet(event.data, { phoneOfLid, me: () => state.creds.me })
+        case "chats.upsert":
+          return fromChatsUpsert(event.data, phoneOfLid)
+        case "chats.update":
+          return fromChatsUpdate(event.data, phoneOfLid)
+        case "chats.delete":
+          return fromChatsDelete(event.data, phoneOfLid)
+        case "call":
+          return Effect.map(Effect.forEach(event.data, (call) => calls.translate(call, phoneOfLid)), (events) => events.flat())
         case "group.members":
           // kept where Baileys looks up LIDs (sends, decryption, our own lookups) before reporting
           return Effect.promise(() => sock.signalRepository.lidMapping.storeLIDPNMappings([...event.data]).catch(() => undefined)).pipe(
@@ -311,9 +335,9 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
       },
       messages: makeMessageActions(sock, () => state.creds.me),
       presence: makePresenceOperations(sock, () => state.creds.me),
-      chats: notYetChats,
+      chats: makeChatOperations(sock),
       profile: makeProfileOperations(sock, () => state.creds.me),
-      calls: notYetCalls
+      calls: makeCallOperations(sock, calls)
     } satisfies EngineConnection
   })
 
@@ -328,7 +352,7 @@ const send = (sock: WASocket, command: SendCommand) =>
         sock.sendMessage(
           jid,
           contentOf(command.content, { mentions, forwarded: command.forwarded === true }),
-          { messageId: command.engineMessageId, ...(quoted === undefined ? {} : { quoted }) }
+          { messageId: command.engineMessageId, ...(quoted === undefined ? {} : { quoted }), ...statusOptionsOf(command) }
         ),
       catch: sendErrorOf
     })

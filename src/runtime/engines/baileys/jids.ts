@@ -24,11 +24,14 @@ const decode = (jid: string): WireJid | null => {
   return user === "" ? null : { user, server: jid.slice(at + 1) }
 }
 
-/** Status updates ride on a broadcast list that is not a chat; the gateway does not show them. */
+/** Status updates ride on a broadcast list that is not a chat: they reach the gateway under this id. */
 export const isStatusBroadcast = (jid: string | null | undefined): boolean => jid === STATUS_BROADCAST
 
-/** For `shouldIgnoreJid`: what Baileys need not even decrypt. */
-export const isIgnoredJid = (jid: string): boolean => isStatusBroadcast(jid)
+/**
+ * For `shouldIgnoreJid`: what Baileys need not even decrypt. Status updates are read (the
+ * gateway stores and announces them); other `@broadcast` ids have no API form.
+ */
+export const isIgnoredJid = (jid: string): boolean => jid.endsWith("@broadcast") && !isStatusBroadcast(jid)
 
 /** Phone-number accounts: `s.whatsapp.net` on the wire, `c.us` in older forms, `hosted` for Cloud-API hosted numbers. */
 const phoneServers = new Set(["s.whatsapp.net", "c.us", "hosted"])
@@ -98,16 +101,19 @@ export interface SenderIds {
 /**
  * The API ids of an incoming message's chat and author. WhatsApp increasingly addresses
  * people by LID; the phone JID comes in the key's `…Alt` field (or `senderPn`), else from
- * the LID mapping store, and when neither knows it the LID is all we have.
- * Null when the chat has no API form (status broadcast and the like).
+ * the LID mapping store, and when neither knows it the LID is all we have. A status update is
+ * addressed like a group message (its author in `participant`) under `status@broadcast`.
+ * Null when the chat has no API form (other broadcasts and the like).
  */
 export const senderIdsOf = (key: KeyAddressing, phoneOfLid: PhoneOfLid = noPhoneLookup) =>
   Effect.gen(function*() {
     const remote = key.remoteJid ?? null
-    if (remote === null || isStatusBroadcast(remote)) return null
-    const inGroup = isGroupJid(remote)
+    if (remote === null) return null
+    const isStatus = isStatusBroadcast(remote)
+    const inGroup = isGroupJid(remote) || isStatus
     const author = inGroup ? key.participant ?? null : remote
-    const alt = (inGroup ? key.participantAlt : key.remoteJidAlt) ?? key.senderPn ?? null
+    // Baileys puts a status author's other id in `remoteJidAlt` (it is no group to Baileys)
+    const alt = (isStatus ? key.participantAlt ?? key.remoteJidAlt : inGroup ? key.participantAlt : key.remoteJidAlt) ?? key.senderPn ?? null
     if (author === null) return null
 
     let phone = isPhoneJid(author) ? toApiId(author) : isPhoneJid(alt) ? toApiId(alt) : null
@@ -116,7 +122,7 @@ export const senderIdsOf = (key: KeyAddressing, phoneOfLid: PhoneOfLid = noPhone
       phone = Option.getOrNull(Option.flatMapNullable(yield* phoneOfLid(author), toApiId))
     }
     const from = phone ?? lid ?? toApiId(author)
-    const chatId = inGroup ? toApiId(remote) : from
+    const chatId = isStatus ? STATUS_BROADCAST : inGroup ? toApiId(remote) : from
     if (from === null || chatId === null) return null
     return { chatId, from, fromPhone: phone, fromLid: lid } satisfies SenderIds
   })
@@ -142,3 +148,21 @@ export const sameUser = (a: string | null | undefined, b: string | null | undefi
   const right = b ? decode(b) : null
   return left !== null && right !== null && left.user === right.user
 }
+
+/**
+ * The ids of a message the account itself wrote (on its phone, as history sync brings them):
+ * the chat it went to, and the account as its author. Null when either has no API form.
+ */
+export const ownIdsOf = (key: KeyAddressing, me: { readonly id?: string | undefined; readonly lid?: string | undefined } | undefined, phoneOfLid: PhoneOfLid = noPhoneLookup) =>
+  Effect.gen(function*() {
+    const remote = key.remoteJid ?? null
+    const fromPhone = toApiId(me?.id)
+    const fromLid = toApiId(me?.lid)
+    const from = fromPhone ?? fromLid
+    if (remote === null || from === null) return null
+    const chatId = isStatusBroadcast(remote)
+      ? STATUS_BROADCAST
+      : isGroupJid(remote) ? toApiId(remote) : yield* personIdOf(remote, key.remoteJidAlt, phoneOfLid)
+    if (chatId === null) return null
+    return { chatId, from, fromPhone, fromLid } satisfies SenderIds
+  })

@@ -9,8 +9,9 @@ import { Effect } from "effect"
 import type { ContactCard, LinkPreview, Location, MessageStatus } from "../../../domain/Message.js"
 import { EngineEvent, type InboundMessage } from "../../Engine.js"
 import type { PollDefinition } from "../../EngineMessageActions.js"
-import { isStatusBroadcast, noPhoneLookup, type PhoneOfLid, senderIdsOf } from "./jids.js"
+import { noPhoneLookup, ownIdsOf, type PhoneOfLid, senderIdsOf } from "./jids.js"
 import { type MediaContent, mediaContentOf, mediaRefOf } from "./media.js"
+import type { Me } from "./messageActions.js"
 import { actionEventsOf, noPolls, type PollLookup } from "./messageEvents.js"
 import { contactsOf, isForwarded, linkPreviewOf, locationOf, pollOf } from "./messageKinds.js"
 
@@ -68,8 +69,12 @@ const statusChanged = (id: string, status: number | null | undefined, stubParame
 
 /** Content that is bookkeeping of the protocol, not something a person sent. */
 const protocolOnlyKeys = new Set(["messageContextInfo", "senderKeyDistributionMessage"])
-/** Acts on another message (edits, revokes, reactions, votes, pins: see `messageEvents.ts`), or is none. */
+/**
+ * Acts on another message (edits, revokes, reactions, votes, pins: see `messageEvents.ts`), or is
+ * none: `call` is Baileys' own record of a group call ringing, reported as `CallChanged` instead.
+ */
 const notAMessageKeys = new Set([
+  "call",
   "protocolMessage",
   "reactionMessage",
   "pollUpdateMessage",
@@ -117,22 +122,27 @@ const timestampOf = (message: WAMessage): Date => {
   return seconds > 0 ? new Date(seconds * 1000) : new Date()
 }
 
-/** One received message as the gateway stores it, or null when there is nothing to surface. */
-export const inboundOf = (message: WAMessage, phoneOfLid: PhoneOfLid = noPhoneLookup) =>
+/**
+ * One received message as the gateway stores it, or null when there is nothing to surface.
+ * The account's own messages count only when `own` is given (history sync brings those the
+ * phone sent); live, they are echoes of the gateway's sends.
+ */
+export const inboundOf = (message: WAMessage, phoneOfLid: PhoneOfLid = noPhoneLookup, own?: Me) =>
   Effect.gen(function*() {
     const key = message.key
     const id = key.id
-    if (!id || key.fromMe || isStatusBroadcast(key.remoteJid)) return null
+    const fromMe = key.fromMe === true
+    if (!id || (fromMe && own === undefined)) return null
     const stub = message.messageStubType
     // A message WhatsApp delivered but we could not decrypt: surfaced, not swallowed.
     const undecryptable = stub === StubType.CIPHERTEXT
     const readable = undecryptable ? null : readContent(message.message)
     if (readable !== null && readable.kind === "ignore") return null
-    const ids = yield* senderIdsOf(key, phoneOfLid)
+    const ids = fromMe ? yield* ownIdsOf(key, own?.(), phoneOfLid) : yield* senderIdsOf(key, phoneOfLid)
     if (ids === null) return null
     const content = normalizeMessageContent(message.message)
     const forwarded = content != null && isForwarded(content) ? { forwarded: true } : {}
-    const base = { engineMessageId: id, ...ids, timestamp: timestampOf(message), ...forwarded }
+    const base = { engineMessageId: id, ...ids, timestamp: timestampOf(message), ...forwarded, ...(fromMe ? { fromMe: true } : {}) }
     if (readable === null) {
       const reason = Array.isArray(message.messageStubParameters) ? message.messageStubParameters.map(String).join("; ") : ""
       return {
