@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest"
 import sharp from "sharp"
 import type { InboundContactChange } from "../src/runtime/EngineAccount.js"
-import { useLinkedBaileysEngine } from "./support/linkedBaileysEngine.js"
+import { useLinkedBaileysEngine } from "./support/baileysEngineLink.js"
 import { cancelJoinRequest, requestJoin } from "./support/wa-peer/index.js"
 
 const ALICE = "15551230001"

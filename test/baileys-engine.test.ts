@@ -12,7 +12,7 @@ import { BaileysEngineLive, meOf } from "../src/runtime/engines/baileys/BaileysE
 import type { Group } from "../src/domain/Group.js"
 import { type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 import { muteSignalChatter } from "./support/wa-peer/raw-client.js"
-import { peerAuth } from "./support/linkedBaileysEngine.js"
+import { memoryAuth as peerAuth } from "./support/baileysEngineLink.js"
 
 const memoryAuth = (): AuthState & { readonly written: Array<unknown> } => {
   const written: Array<unknown> = []

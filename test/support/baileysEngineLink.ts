@@ -8,7 +8,9 @@ import { Effect, Exit, ManagedRuntime, Option, Scope, Stream } from "effect"
 import { defaultSessionSettings, type SessionSettings } from "../../src/domain/SessionSettings.js"
 import { type AuthState, Engine, type EngineConnection, type EngineError, type EngineEvent } from "../../src/runtime/Engine.js"
 import { BaileysEngineLive } from "../../src/runtime/engines/baileys/BaileysEngine.js"
-import type { ScanOptions, WaPeer } from "./wa-peer/index.js"
+import { afterAll, beforeAll } from "vitest"
+import { type ScanOptions, startWaPeer, type WaPeer } from "./wa-peer/index.js"
+import { muteSignalChatter } from "./wa-peer/raw-client.js"
 
 export const memoryAuth = (): AuthState => {
   let creds: string | undefined
@@ -103,5 +105,44 @@ export const baileysAgainst = (peer: WaPeer) => {
       for (const scope of scopes.reverse()) await Effect.runPromise(Scope.close(scope, Exit.void))
       await runtime.dispose()
     }
+  }
+}
+
+/**
+ * One linked engine for a whole `describe` block: the peer started before, everything closed
+ * after. `event` waits on the linked connection (or on `on`).
+ */
+export const useLinkedBaileysEngine = (phone: string, options: Omit<ScanOptions, "phone"> = {}) => {
+  let peer: WaPeer | undefined
+  let engine: ReturnType<typeof baileysAgainst> | undefined
+  let linked: Linked | undefined
+  let unmute: (() => void) | undefined
+
+  const current = () => {
+    if (!linked) throw new Error("the engine has not been linked")
+    return linked
+  }
+
+  beforeAll(async () => {
+    unmute = muteSignalChatter()
+    peer = await startWaPeer()
+    engine = baileysAgainst(peer)
+    linked = await engine.link({ phone, ...options }, defaultSessionSettings("off"))
+  }, 30_000)
+
+  afterAll(async () => {
+    await engine?.close()
+    await peer?.close()
+    unmute?.()
+  })
+
+  return {
+    peer: () => peer!,
+    connection: () => current().connection,
+    events: () => current().events,
+    event: <T extends EngineEvent["_tag"]>(tag: T, predicate?: (event: Tagged<T>) => boolean, timeoutMs?: number, on: Linked = current()) =>
+      eventOf(on, tag, predicate, timeoutMs),
+    run: <A>(effect: Effect.Effect<A, EngineError>) => engine!.run(effect),
+    refusal: (effect: Effect.Effect<unknown, EngineError>) => engine!.refusal(effect)
   }
 }
