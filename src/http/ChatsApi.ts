@@ -9,13 +9,19 @@ import {
   MuteChatRequest,
   PinChatRequest
 } from "../domain/Chat.js"
+import { PayloadTooLarge, ServiceUnavailable } from "../domain/Errors.js"
 import { ChatIdFromInput } from "../domain/Ids.js"
 import { Message } from "../domain/Message.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
 import { ListBody, PageParams } from "./Pagination.js"
+import { wireError } from "./wireError.js"
 
-/** The account's chat list (its group of SwitchboardApi in ./Api.ts). */
+/**
+ * The account's chat list (its group of SwitchboardApi in ./Api.ts). Every operation may answer
+ * 503 (the Store cannot be reached) and 413 (a body over BODY_MAX_BYTES); 401/403/429 come with
+ * Authentication, 404 CHAT_NOT_FOUND and the engine's refusals with SwitchboardApi.
+ */
 
 const session = { sessionId: Schema.String }
 const chatPath = Schema.Struct({ ...session, chatId: ChatIdFromInput })
@@ -36,7 +42,12 @@ export class ChatsGroup extends HttpApiGroup.make("chats")
       .addSuccess(ListBody(Chat))
       .annotate(OpenApi.Description, "The chat list, most recent activity first; filter by archived, unread=true, type or labelId.")
   )
-  .add(HttpApiEndpoint.get("get", chatRoute).annotate(RequiredRole, "viewer").setPath(chatPath).addSuccess(Chat))
+  .add(
+    HttpApiEndpoint.get("get", chatRoute).annotate(RequiredRole, "viewer")
+      .setPath(chatPath)
+      .addSuccess(Chat)
+      .annotate(OpenApi.Description, "One chat with its newest message, unread count, flags and labels (404 CHAT_NOT_FOUND).")
+  )
   .add(change("archive", "archive", "Archives ({archived: true}) or unarchives the chat, on the phone too.").setPayload(ArchiveChatRequest))
   .add(change("pin", "pin", "Pins ({pinned: true}) or unpins the chat.").setPayload(PinChatRequest))
   .add(change("mute", "mute", "Mutes the chat until a moment ({until: ISO}), for some hours ({hours}), or unmutes it ({until: null}).").setPayload(MuteChatRequest))
@@ -64,6 +75,8 @@ export class ChatsGroup extends HttpApiGroup.make("chats")
         "Asks the phone for up to count (1–500) messages older than the oldest held; they arrive as source \"history\", announced by one session.history event."
       )
   )
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "The account's chats: kept from every message in or out, reads, and the phone's own changes.")
 {}
