@@ -1,7 +1,10 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { Duration, Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
 import { eventually, readySession, type TestGateway, useGateway } from "./support/gateway.js"
+import { png } from "./support/mediaSamples.js"
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookReceiver.js"
 
 /**
@@ -215,7 +218,13 @@ describe("the chat list between sandbox sessions", () => {
     expect((await call("GET", owner.id, "/chats?type=person")).body.data).toHaveLength(5)
   })
 
-  it("deletes a chat with its messages, announced as deleted; a new message starts it again", async () => {
+  it("deletes a chat with its messages and their media, announced as deleted; a new message starts it again", async () => {
+    const image = await call("POST", alice.id, "/messages/send-image", { chatId: bob.phone, media: { data: Buffer.from(png()).toString("base64") } })
+    expect(image.status).toBe(201)
+    const copy = await eventually(() => chat(bob.id, chatOf(alice)), (r) => r.body.lastMessage?.type === "image")
+    const mediaFile = path.join(gateway().settings.dataDir, "media", bob.id, copy.body.lastMessage.id)
+    await eventually(async () => fs.existsSync(mediaFile), (exists) => exists)
+
     const deleted = await call("DELETE", bob.id, `/chats/${chatOf(alice)}`)
     expect(deleted.status).toBe(204)
     const gone = await chat(bob.id, chatOf(alice))
@@ -223,6 +232,7 @@ describe("the chat list between sandbox sessions", () => {
     expect(gone.body.code).toBe("CHAT_NOT_FOUND")
     expect((await call("GET", bob.id, `/messages?chatId=${chatOf(alice)}`)).body.data).toEqual([])
     await eventually(async () => chatUpdates(bob.id, chatOf(alice)), (changes) => changes.some((c) => c.deleted === true))
+    await eventually(async () => fs.existsSync(mediaFile), (exists) => !exists)
 
     await send(alice, bob, "again")
     const back = await eventually(() => chat(bob.id, chatOf(alice)), (r) => r.status === 200)
