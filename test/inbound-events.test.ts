@@ -1,18 +1,13 @@
-import { localDiskMediaStore } from "../src/layers/media/mediaStoreLayers.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Layer, Option, Ref, Stream } from "effect"
-import { defaultSettings } from "../src/app/Config.js"
-import { storeFromSettings } from "../src/app/App.js"
+import { Chunk, Effect, Option, Ref, Stream } from "effect"
 import { MediaStore } from "../src/runtime/ports/MediaStore.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
-import { SessionRepo } from "../src/runtime/ports/store/SessionRepo.js"
 import { EngineError, EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
 import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEvents.js"
 import { Events } from "../src/runtime/Events.js"
 import { type DomainEvent } from "../src/domain/Events.js"
 import { letFibersRun } from "./support/core.js"
-import { sessionRow } from "./support/fixtures.js"
-import { tempDir } from "./support/gateway.js"
+import { storeWithSession } from "./support/inboundStore.js"
 
 const inbound = (overrides: Partial<InboundMessage>): InboundMessage => ({
   engineMessageId: "3EB0AAAA",
@@ -26,21 +21,10 @@ const inbound = (overrides: Partial<InboundMessage>): InboundMessage => ({
   ...overrides
 })
 
-/** A fresh Store (SQLite file, media directory, outbox) holding the linked session "s1". */
-const storeWithSession = Effect.gen(function*() {
-  const dataDir = tempDir()
-  const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db` })
-  const insertSession = Layer.effectDiscard(Effect.flatMap(SessionRepo, (sessions) =>
-    sessions.insert(sessionRow({ id: "s1", engine: "baileys", status: "ready", phone: "15550001111" }))))
-  return insertSession.pipe(
-    Layer.provideMerge(Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), localDiskMediaStore(`${dataDir}/media`)))
-  )
-})
-
 describe("inbound messages from an engine", () => {
   it.scoped("stores an unreadable message as unknown with its error, and takes the content when it is resent readable", () =>
     Effect.gen(function*() {
-      const layer = yield* storeWithSession
+      const layer = yield* storeWithSession()
       yield* Effect.gen(function*() {
         const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
         yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
@@ -75,7 +59,7 @@ describe("inbound messages from an engine", () => {
 
   it.scoped("keeps received media in the media store; a failed or oversized download keeps the message, marked", () =>
     Effect.gen(function*() {
-      const layer = yield* storeWithSession
+      const layer = yield* storeWithSession()
       yield* Effect.gen(function*() {
         const bytes = new Uint8Array([1, 2, 3, 4, 5])
         const downloads: Array<unknown> = []

@@ -7,6 +7,7 @@ import { EngineEvent } from "../src/runtime/Engine.js"
 import { SandboxLedger } from "../src/runtime/engines/sandbox/Ledger.js"
 import { migrations, parseDatabaseUrl, RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "../src/layers/store/index.js"
 import { AuthRepo } from "../src/runtime/ports/store/AuthRepo.js"
+import { ChatRepo } from "../src/runtime/ports/store/ChatRepo.js"
 import { MessageRepo, type MessageRow, noExtras } from "../src/runtime/ports/store/MessageRepo.js"
 import { SessionRepo, type SessionRow } from "../src/runtime/ports/store/SessionRepo.js"
 import { sessionRow } from "./support/fixtures.js"
@@ -333,6 +334,52 @@ for (const backend of storeBackends("store.test.ts")) {
             seen.push(...listed.items.map((m) => m.id))
           }
           expect(new Set(seen).size).toBe(7)
+        }))
+
+      it.effect("chats: kept from the messages, unread counted as WhatsApp does, paged on chats whatever their labels", () =>
+        Effect.gen(function*() {
+          const { id: sessionId } = yield* insertSession()
+          const messages = yield* MessageRepo
+          const chats = yield* ChatRepo
+          const at = (minute: number) => `2024-04-01T00:${String(minute).padStart(2, "0")}:00.000Z`
+          const write = (id: string, chatId: string, minute: number, overrides: Partial<MessageRow> = {}) =>
+            messages.insert(message(sessionId, id, { chatId, timestamp: at(minute), createdAt: at(minute), updatedAt: at(minute), ...overrides }))
+          const unreadOf = (chatId: string) => Effect.map(chats.find(sessionId, chatId), (chat) => Option.getOrThrow(chat).unreadCount)
+          const friend = "15550000101@c.us"
+
+          yield* write("in1", friend, 1, { fromMe: false, status: "delivered" })
+          yield* write("in2", friend, 2, { fromMe: false, status: "delivered" })
+          expect(yield* unreadOf(friend)).toBe(2)
+          // An older message from the history neither counts nor becomes the last one.
+          yield* write("old", friend, 0, { fromMe: false, status: "read", source: "history" })
+          expect(Option.getOrThrow(yield* chats.find(sessionId, friend))).toMatchObject({ unreadCount: 2, lastMessage: { id: "in2" } })
+          yield* write("out1", friend, 3)
+          expect(yield* unreadOf(friend)).toBe(0)
+          yield* chats.update(sessionId, friend, { unreadCount: -1 }, at(4))
+          yield* write("in3", friend, 5, { fromMe: false, status: "delivered" })
+          expect(yield* unreadOf(friend)).toBe(1)
+          yield* write("story", "status@broadcast", 6, { fromMe: false })
+          expect(Option.isNone(yield* chats.find(sessionId, "status@broadcast"))).toBe(true)
+
+          const sql = yield* SqlClient.SqlClient
+          const others = ["15550000102@c.us", "15550000103@c.us", "120363000000000104@g.us"]
+          for (const [i, chatId] of others.entries()) yield* write(`o${i}`, chatId, 10 + i)
+          for (const label of ["l1", "l2", "l3"]) {
+            yield* sql`INSERT INTO labels ${sql.insert({ session_id: sessionId, id: label, name: label, color: 0, updated_at: at(0) })}`
+            for (const chatId of [friend, ...others]) yield* sql`INSERT INTO chat_labels ${sql.insert({ session_id: sessionId, chat_id: chatId, label_id: label })}`
+          }
+          const first = yield* chats.list(sessionId, {}, Option.some({ page: 1, limit: 3, offset: 0 }))
+          const second = yield* chats.list(sessionId, {}, Option.some({ page: 2, limit: 3, offset: 3 }))
+          expect(first.total).toBe(4)
+          expect([...first.items, ...second.items].map((chat) => chat.chatId)).toEqual([...others].reverse().concat(friend))
+          for (const chat of first.items) expect(chat.labels.map((label) => label.id)).toEqual(["l1", "l2", "l3"])
+          expect((yield* chats.list(sessionId, { unread: true }, Option.none())).items.map((chat) => chat.chatId)).toEqual([friend])
+          expect((yield* chats.list(sessionId, { type: "group" }, Option.none())).total).toBe(1)
+
+          const removed = Option.getOrThrow(yield* chats.remove(sessionId, friend))
+          expect(removed.messagesWithMedia).toEqual([])
+          expect((yield* messages.list(sessionId, { chatId: friend }, Option.none())).total).toBe(0)
+          expect(Option.isNone(yield* chats.remove(sessionId, friend))).toBe(true)
         }))
     })
   })

@@ -14,6 +14,7 @@ import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { ApiKeys } from "../services/ApiKeys.js"
 import { Audit } from "../services/Audit.js"
 import { Channels } from "../services/Channels.js"
+import { Chats } from "../services/Chats.js"
 import { Contacts } from "../services/Contacts.js"
 import { Groups } from "../services/Groups.js"
 import { Labels } from "../services/Labels.js"
@@ -87,6 +88,7 @@ export const SwitchboardCore = <EngineOut, E, R>(
     Channels.layer,
     Labels.layer,
     Contacts.layer,
+    Chats.layer,
     Webhooks.layer,
     LiveEvents.layer,
     ApiKeys.layer,

@@ -119,6 +119,8 @@ export const sessionNotFound = (sessionId: string) =>
   new NotFound({ code: "SESSION_NOT_FOUND", message: `Session ${sessionId} does not exist` })
 export const messageNotFound = (messageId: string) =>
   new NotFound({ code: "MESSAGE_NOT_FOUND", message: `Message ${messageId} does not exist` })
+export const chatNotFound = (chatId: string) =>
+  new NotFound({ code: "CHAT_NOT_FOUND", message: `Chat ${chatId} is not in this session's chat list` })
 
 /** What an engine call made through a session can fail with, as the API answers it. */
 export type EngineCallError = Conflict | EngineFailure | NotFound | Forbidden | NotSupported | ValidationFailed

@@ -33,6 +33,7 @@ import {
 } from "../domain/Session.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
+import { ChatsGroup } from "./ChatsApi.js"
 import { ChannelsGroup, ContactsGroup, GroupsGroup, LabelsGroup } from "./DirectoryApi.js"
 import { SendMediaPayload } from "./mediaRequest.js"
 import { MetricsGroup } from "./MetricsApi.js"
@@ -221,6 +222,7 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .add(ChannelsGroup)
   .add(LabelsGroup)
   .add(ContactsGroup)
+  .add(ChatsGroup)
   .add(WebhooksGroup)
   .add(LiveEventsGroup)
   .add(MetricsGroup)

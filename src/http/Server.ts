@@ -25,6 +25,7 @@ import { networkAllowList } from "./NetworkAllowList.js"
 import { trackRequests } from "./RequestTracking.js"
 import { recordRequestMetrics } from "./RequestMetrics.js"
 import { ChannelsHandlers, ContactsHandlers, GroupsHandlers, LabelsHandlers } from "./handlers/Directory.js"
+import { ChatsHandlers } from "./handlers/Chats.js"
 import { HealthHandlers } from "./handlers/Health.js"
 import { MetricsHandlers } from "./handlers/Metrics.js"
 import { ApiKeysHandlers, AuditHandlers } from "./handlers/Security.js"
@@ -45,6 +46,7 @@ export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
     ChannelsHandlers,
     LabelsHandlers,
     ContactsHandlers,
+    ChatsHandlers,
     WebhooksHandlers,
     LiveEventsHandlers,
     MetricsHandlers,

@@ -67,7 +67,7 @@ export const markRevoked = (sessionId: string, row: MessageRow, by: string, keep
     return true
   })
 
-const forgetMedia = (media: MediaStoreService, sessionId: string, messageId: string) =>
+export const forgetMedia = (media: MediaStoreService, sessionId: string, messageId: string) =>
   media.remove(mediaKey(sessionId, messageId)).pipe(
     Effect.catchAll((error) => Effect.logWarning("the media of a revoked message could not be removed", error.message))
   )

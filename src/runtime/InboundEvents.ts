@@ -149,7 +149,7 @@ const storeInbound = (context: InboundContext, inbound: InboundMessage, transact
   })
 
 /** What a received message carries besides text and media. */
-const extrasOf = (inbound: InboundMessage): MessageExtras => ({
+export const extrasOf = (inbound: InboundMessage): MessageExtras => ({
   ...noExtras,
   location: inbound.location ?? null,
   contacts: inbound.contacts ?? null,
@@ -173,7 +173,7 @@ const DOWNLOAD_TIMEOUT = "60 seconds"
  * failed or oversized download does not lose the message: it is stored with what the media is,
  * `stored: false`, and an error saying why.
  */
-const keepMedia = (context: InboundContext, messageId: string, media: InboundMedia) =>
+export const keepMedia = (context: InboundContext, messageId: string, media: InboundMedia) =>
   Effect.gen(function*() {
     const described: MediaRecord = { mimetype: media.mimetype, filename: media.filename, size: media.size, ptt: media.ptt, stored: false }
     if (context.media.incoming === "skip") return { media: described, error: null }

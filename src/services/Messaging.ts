@@ -14,6 +14,9 @@ import {
   textContent
 } from "./outboundContent.js"
 import { MessageRepo } from "../runtime/ports/store/MessageRepo.js"
+import type { ChatRepo } from "../runtime/ports/store/ChatRepo.js"
+import { recordChatChange } from "../runtime/ChatEvents.js"
+import { settingsOrDefault } from "../domain/SessionSettings.js"
 import { Store } from "../runtime/ports/store/Store.js"
 import { SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
@@ -122,6 +125,8 @@ const make = Effect.gen(function*() {
   const intake = yield* MediaIntake
   const mediaStore = yield* MediaStore
   const transactionally = (yield* Store).transactionally
+  // Reading a chat sets its unread count (and announces it) with the runtime's chat writes.
+  const chatWrites = yield* Effect.context<ChatRepo | Events>()
 
   const mediaUnavailable = (error: { readonly message: string }) =>
     Effect.zipRight(
@@ -357,18 +362,23 @@ const make = Effect.gen(function*() {
       return yield* findBatch(sessionId, batchId)
     }),
     markRead: Effect.fn("Messaging.markRead")(function*(sessionId, { chatId, messageIds }) {
-      yield* existingSession(sessions, sessionId)
+      const session = yield* existingSession(sessions, sessionId)
       const wanted = messageIds === undefined ? undefined : new Set(messageIds)
       const unread = (yield* messages.list(sessionId, { chatId, direction: "in", status: "delivered" }, Option.none())).items
-        .filter((message) => wanted === undefined || wanted.has(message.id))
-      const rows = (yield* Effect.forEach(unread, (message) => messages.findRow(message.id))).flatMap((row) =>
+      const reading = unread.filter((message) => wanted === undefined || wanted.has(message.id))
+      const rows = (yield* Effect.forEach(reading, (message) => messages.findRow(message.id))).flatMap((row) =>
         Option.isSome(row) && row.value.engineMessageId !== null ? [row.value] : []
       )
-      if (rows.length === 0) return { chatId, read: 0 }
-      const engineMessageIds = rows.map((row) => row.engineMessageId!)
-      yield* supervisor.useConnection(sessionId, engineCall("MarkRead", { chatId, engineMessageIds }))
+      // With read receipts off (the session's settings) the chat is marked read here only: no blue ticks.
+      if (rows.length > 0 && settingsOrDefault(session.settings).readReceipts) {
+        const engineMessageIds = rows.map((row) => row.engineMessageId!)
+        yield* supervisor.useConnection(sessionId, engineCall("MarkRead", { chatId, engineMessageIds }))
+      }
       const at = DateTime.formatIso(yield* DateTime.now)
-      yield* Effect.forEach(rows, (row) => messages.updateStatus(row.id, "read", at), { discard: true })
+      yield* transactionally(Effect.gen(function*() {
+        yield* Effect.forEach(rows, (row) => messages.updateStatus(row.id, "read", at), { discard: true })
+        yield* Effect.provide(recordChatChange(sessionId, chatId, { unreadCount: unread.length - rows.length }), chatWrites)
+      }))
       return { chatId, read: rows.length }
     }),
     list: Effect.fn("Messaging.list")((sessionId, filter, page) => Effect.zipRight(existingSession(sessions, sessionId), messages.list(sessionId, filter, page))),

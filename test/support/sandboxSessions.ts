@@ -1,5 +1,5 @@
 import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Scope, Stream, TestClock } from "effect"
-import { defaultSessionSettings } from "../../src/domain/SessionSettings.js"
+import { defaultSessionSettings, type SessionSettings } from "../../src/domain/SessionSettings.js"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -34,6 +34,15 @@ export const sandboxOnFile = (file: string) =>
     Layer.provideMerge(mediaStore())
   )
 
+/** No credentials: the session shows QRs until the simulated phone scans one (after pairDelay). */
+export const unlinkedAuth: AuthState = {
+  readCreds: Effect.succeed(Option.none()),
+  writeCreds: () => Effect.void,
+  getKeys: () => Effect.succeed({}),
+  setKeys: () => Effect.void,
+  clear: Effect.void
+}
+
 /** Credentials as if the phone had been linked before: the session comes up Ready without a QR. */
 export const linkedAuth: AuthState = {
   readCreds: Effect.succeed(Option.some<unknown>({ phone: "linked-before" })),
@@ -48,7 +57,7 @@ export const linkedAuth: AuthState = {
  * in a queue from the very first, for the test to read. `goOffline` closes the connection and waits
  * for its event stream to end.
  */
-export const openSession = (sessionId: string, auth: AuthState = linkedAuth) =>
+export const openSession = (sessionId: string, auth: AuthState = linkedAuth, settings: SessionSettings = defaultSessionSettings("recent")) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const scope = yield* Scope.make()
@@ -58,7 +67,7 @@ export const openSession = (sessionId: string, auth: AuthState = linkedAuth) =>
       proxyUrl: Option.none(),
       lookupSent: () => Effect.succeedNone,
       lookupPoll: () => Effect.succeedNone,
-      settings: defaultSessionSettings("recent")
+      settings
     }).pipe(Scope.extend(scope))
     const events = yield* Queue.unbounded<EngineEvent>()
     const ended = yield* Deferred.make<void>()
@@ -88,6 +97,7 @@ export const openSession = (sessionId: string, auth: AuthState = linkedAuth) =>
       labels: connection.labels,
       contacts: connection.contacts,
       markRead: connection.markRead,
+      chats: connection.chats,
       react: connection.react,
       downloadMedia: connection.downloadMedia,
       goOffline: Scope.close(scope, Exit.void).pipe(Effect.zipRight(Deferred.await(ended)))

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { MessageStatus } from "../../domain/Message.js"
 import type { MessageRow } from "../../runtime/ports/store/MessageRepo.js"
+import { recordChatActivity } from "./chatActivity.js"
 import { toRecord } from "./messageRecords.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
@@ -20,6 +21,7 @@ export const SqlBatchRepo = Layer.effect(
         yield* sql`INSERT INTO batches ${sql.insert({ id: batch.id, session_id: batch.sessionId, total: rows.length, created_at: batch.createdAt })}`
         yield* sql`INSERT INTO messages ${sql.insert(rows.map((row) => ({ ...toRecord(row) })))}`
         yield* sql`INSERT INTO message_status_history ${sql.insert(rows.map((row) => ({ message_id: row.id, status: row.status, at: row.createdAt })))}`
+        yield* recordChatActivity(sql, rows)
       },
       sql.withTransaction,
       orStoreUnavailable

@@ -7,13 +7,13 @@ import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
-interface LabelRecord {
+export interface LabelRecord {
   readonly id: string
   readonly name: string
   readonly color: unknown
 }
 
-const toLabel = (record: LabelRecord): Label => ({ id: record.id, name: record.name, color: Number(record.color) })
+export const toLabel = (record: LabelRecord): Label => ({ id: record.id, name: record.name, color: Number(record.color) })
 
 /** WhatsApp Business labels of each session, and which chats carry them. */
 export const SqlLabelRepo = Layer.effect(

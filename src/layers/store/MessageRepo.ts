@@ -2,7 +2,7 @@ import { type MessageError, MessageRepo, type MessageRow, type StatusTransition 
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { Array as Arr, Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import {
   ackOf,
   isStatusAdvance,
@@ -13,15 +13,9 @@ import {
 } from "../../domain/Message.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromCount, toIntegerBoolean, toJsonColumn } from "./columns.js"
-import {
-  fromRecord,
-  type HistoryRecord,
-  type MessageRecord,
-  type ReactionRecord,
-  toMessage,
-  toRecord,
-  type VoteRecord
-} from "./messageRecords.js"
+import { recordChatActivity } from "./chatActivity.js"
+import { loadMessages as loadSessionMessages } from "./messageLoading.js"
+import { fromRecord, type MessageRecord, toRecord } from "./messageRecords.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
@@ -39,29 +33,13 @@ export const SqlMessageRepo = Layer.effect(
     const appendHistory = (messageId: string, status: MessageStatus, at: string) =>
       sql`INSERT INTO message_status_history ${sql.insert({ message_id: messageId, status, at })}`
 
-    /** The API form of exactly these messages (with their histories and reactions), in any order. */
-    const loadMessages = (sessionId: string, ids: ReadonlyArray<string>): Effect.Effect<Array<Message>, SqlError> =>
-      Effect.gen(function*() {
-        const records = yield* sql<MessageRecord>`SELECT * FROM messages
-          WHERE session_id = ${sessionId} AND id IN ${sql.in(ids)}`
-        const history = yield* sql<HistoryRecord>`SELECT message_id, status, at FROM message_status_history
-          WHERE message_id IN ${sql.in(ids)}`
-        const reactions = yield* sql<ReactionRecord>`SELECT message_id, from_id, emoji, at FROM message_reactions
-          WHERE message_id IN ${sql.in(ids)}`
-        const votes = yield* sql<VoteRecord>`SELECT message_id, voter, options, at FROM poll_votes
-          WHERE message_id IN ${sql.in(ids)}`
-        const historyOf = Arr.groupBy(history, (entry) => entry.message_id)
-        const reactionsOf = Arr.groupBy(reactions, (reaction) => reaction.message_id)
-        const votesOf = Arr.groupBy(votes, (vote) => vote.message_id)
-        return records.map((record) =>
-          toMessage(fromRecord(record), historyOf[record.id] ?? [], reactionsOf[record.id] ?? [], votesOf[record.id] ?? [])
-        )
-      })
+    const loadMessages = (sessionId: string, ids: ReadonlyArray<string>) => loadSessionMessages(sql, sessionId, ids)
 
     const insert = Effect.fn("MessageRepo.insert")(
       function*(row: MessageRow) {
         yield* sql`INSERT INTO messages ${sql.insert({ ...toRecord(row) })}`
         yield* appendHistory(row.id, row.status, row.createdAt)
+        yield* recordChatActivity(sql, [row])
       },
       sql.withTransaction,
       orStoreUnavailable

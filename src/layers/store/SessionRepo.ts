@@ -178,7 +178,7 @@ export const SqlSessionRepo = Layer.effect(
         }
         yield* sql`DELETE FROM messages WHERE session_id = ${id}`
         yield* sql`DELETE FROM engine_auth WHERE session_id = ${id}`
-        for (const table of ["group_participants", "chat_groups", "channels", "chat_labels", "labels", "contacts", "presence"]) {
+        for (const table of ["group_participants", "chat_groups", "channels", "chat_labels", "labels", "contacts", "presence", "chats"]) {
           yield* sql`DELETE FROM ${sql(table)} WHERE session_id = ${id}`
         }
         yield* sql`DELETE FROM batches WHERE session_id = ${id}`

@@ -5,6 +5,7 @@ import { SqlAuditRepo } from "./AuditRepo.js"
 import { SqlAuthRepo } from "./AuthRepo.js"
 import { SqlBatchRepo } from "./BatchRepo.js"
 import { SqlChannelRepo } from "./ChannelRepo.js"
+import { SqlChatRepo } from "./ChatRepo.js"
 import { SqlContactRepo } from "./ContactRepo.js"
 import { SqlDeliveryRepo } from "./DeliveryRepo.js"
 import { SqlEventRepo } from "./EventRepo.js"
@@ -20,6 +21,7 @@ export * from "./AuditRepo.js"
 export * from "./AuthRepo.js"
 export * from "./BatchRepo.js"
 export * from "./ChannelRepo.js"
+export * from "./ChatRepo.js"
 export * from "./ContactRepo.js"
 export * from "./DeliveryRepo.js"
 export * from "./EventRepo.js"
@@ -50,6 +52,7 @@ export const RepositoriesLive = Layer.mergeAll(
   SqlContactRepo,
   SqlEventRepo,
   SqlWebhookRepo,
-  SqlDeliveryRepo
+  SqlDeliveryRepo,
+  SqlChatRepo
 )
 export * from "./SqlSandboxLedger.js"

@@ -12,7 +12,8 @@ import {
   type SendCommand
 } from "../../Engine.js"
 import type { PollDefinition } from "../../EngineMessageActions.js"
-import { isEchoPhone, newSandboxMessageId } from "./identity.js"
+import type { Conversations } from "./Chats.js"
+import { isEchoPhone, newSandboxMessageId, sandboxPhoneOf } from "./identity.js"
 import type { SentMessage } from "./Ledger.js"
 import type { Line, Switchboard } from "./Switchboard.js"
 
@@ -110,7 +111,7 @@ export const personPhone = (chatId: string) => {
     : Effect.succeed(phone)
 }
 
-export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) => {
+export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, conversations: Conversations) => {
   const { acknowledge, handTo, phoneOwners, receipt, recordSent, requireReady, schedule, sentMessages } = switchboard
 
   const send = (line: Line, { chatId, engineMessageId }: SendCommand, payload: Payload) =>
@@ -138,6 +139,10 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) =>
       yield* acknowledge(engineMessageId, "sent")
       const owner = HashMap.get(yield* Ref.get(phoneOwners), recipientPhone)
       const from = `${senderPhone}@c.us`
+      // Both phones keep the conversation, linked to a session or not: it is their history.
+      const logged = { engineMessageId, from, fromLid: line.me.lid, payload, timestamp }
+      yield* conversations.record(senderPhone, { ...logged, chatId: `${recipientPhone}@c.us`, fromMe: true })
+      yield* conversations.record(recipientPhone, { ...logged, chatId: from, fromMe: false })
       if (Option.isSome(owner)) {
         yield* handTo(owner.value, received({ engineMessageId, chatId: from, from, fromLid: line.me.lid }, payload, timestamp))
       } else if (isEchoPhone(recipientPhone)) {
@@ -190,7 +195,9 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) =>
         return yield* handTo(sessionId, EngineEvent.PollVoteReceived({ vote }))
       }
       const answer: Payload = { ...payload, forwarded: false }
-      yield* handTo(sessionId, received({ engineMessageId: newSandboxMessageId(), chatId: echo, from: echo, fromLid: null }, answer, timestamp))
+      const reply = { engineMessageId: newSandboxMessageId(), chatId: echo, from: echo, fromLid: null }
+      yield* conversations.record(sandboxPhoneOf(sessionId), { ...reply, fromMe: false, payload: answer, timestamp })
+      yield* handTo(sessionId, received(reply, answer, timestamp))
     })
 
   /**

@@ -1,5 +1,5 @@
 import type { StoreUnavailable } from "../../../domain/Errors.js"
-import { notYetAccountContacts, notYetCalls, notYetChats, notYetGroupAdmin, notYetProfile } from "../notYetSupported.js"
+import { notYetAccountContacts, notYetCalls, notYetGroupAdmin, notYetProfile } from "../notYetSupported.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
 import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent } from "../../Engine.js"
@@ -21,7 +21,7 @@ const maxQrs = 5
 const pairingCodeEntryDelay = Duration.millis(200)
 const phoneNumberPattern = /^\+?\d{6,15}$/
 
-const connect = (network: SandboxNetwork["Type"], { sessionId, auth }: ConnectOptions) =>
+const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }: ConnectOptions) =>
   Effect.gen(function*() {
     const line = yield* network.attach(sessionId)
     const scope = yield* Effect.scope
@@ -61,6 +61,7 @@ const connect = (network: SandboxNetwork["Type"], { sessionId, auth }: ConnectOp
       const linkedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
       yield* auth.writeCreds({ phone: line.me.phone, linkedAt })
       yield* line.becomeReady
+      yield* line.offerHistory(settings.historySync)
     })
 
     const lifecycle = auth.readCreds.pipe(
@@ -87,7 +88,7 @@ const connect = (network: SandboxNetwork["Type"], { sessionId, auth }: ConnectOp
       contacts: { ...line.contacts, ...notYetAccountContacts },
       messages: line.messages,
       presence: line.presence,
-      chats: notYetChats,
+      chats: line.chats,
       profile: notYetProfile,
       calls: notYetCalls
     } satisfies EngineConnection

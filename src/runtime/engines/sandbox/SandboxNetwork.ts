@@ -12,7 +12,10 @@ import {
 } from "../../Engine.js"
 import type { ChannelOperations, ContactOperations, GroupOperations, LabelOperations } from "../../EngineDirectory.js"
 import type { MessageActionOperations, PresenceOperations } from "../../EngineMessageActions.js"
+import type { HistorySync } from "../../../domain/SessionSettings.js"
+import type { ChatOperations } from "../../EngineAccount.js"
 import { channelsOf } from "./Channels.js"
+import { chatsOf, makeConversations } from "./Chats.js"
 import { makeDirectory } from "./Directory.js"
 import { groupsOf } from "./Groups.js"
 import { sandboxMeOf } from "./identity.js"
@@ -78,6 +81,9 @@ export interface SandboxLine {
   readonly contacts: ContactOperations
   readonly messages: MessageActionOperations
   readonly presence: PresenceOperations
+  readonly chats: ChatOperations
+  /** Just linked: the phone sends its conversations as history batches, as much as `historySync` asks. */
+  readonly offerHistory: (historySync: HistorySync) => Effect.Effect<void>
 }
 
 export interface SandboxNetworkOptions {
@@ -120,11 +126,13 @@ const make = (options: SandboxNetworkOptions) =>
     const groups = groupsOf(switchboard, directory)
     const channels = channelsOf(switchboard, directory)
     const labels = labelsOf(switchboard, directory)
+    const conversations = yield* makeConversations
+    const chats = chatsOf(switchboard, conversations, groups.otherMemberSessions)
     const messaging = messagingOf(switchboard, {
       toGroup: groups.toGroup,
       toChannel: channels.toChannel,
       reactInGroup: groups.reactInGroup
-    })
+    }, conversations)
     const messageActions = messageActionsOf(switchboard, {
       inGroup: groups.otherMemberSessions,
       inChannel: channels.audienceOf,
@@ -219,7 +227,9 @@ const make = (options: SandboxNetworkOptions) =>
           labels: labels.operations(line),
           contacts: directory.contacts(line),
           messages: messageActions.operations(line),
-          presence: presence.operations(line)
+          presence: presence.operations(line),
+          chats: chats.operations(line),
+          offerHistory: (historySync) => chats.offerHistory(line, historySync)
         } satisfies SandboxLine
       })
 

@@ -1,0 +1,122 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, type Layer, Option, Ref, Stream } from "effect"
+import type { DomainEvent } from "../src/domain/Events.js"
+import { defaultSessionSettings } from "../src/domain/SessionSettings.js"
+import { EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
+import type { HistoryBatch } from "../src/runtime/EngineAccount.js"
+import { Events } from "../src/runtime/Events.js"
+import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEvents.js"
+import { ChatRepo } from "../src/runtime/ports/store/ChatRepo.js"
+import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
+import { letFibersRun } from "./support/core.js"
+import { storeWithSession } from "./support/inboundStore.js"
+
+/**
+ * What the phone tells of the account's chats, through the runtime into a real SQLite Store:
+ * its own changes to chats (archived, read, renamed, deleted there) and its history batches.
+ */
+
+const context: InboundContext = {
+  sessionId: "s1",
+  media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
+  downloadMedia: () => Effect.die("no media in this test"),
+  setStatus: () => Effect.void,
+  showQr: () => Effect.void,
+  markReady: Effect.void
+}
+
+const friend = "15550002222@c.us"
+const message = (engineMessageId: string, text: string, minute: number, fromMe = false): InboundMessage => ({
+  engineMessageId,
+  chatId: friend,
+  from: fromMe ? "15550001111@c.us" : friend,
+  fromMe,
+  fromPhone: fromMe ? "15550001111@c.us" : friend,
+  fromLid: null,
+  type: "text",
+  text,
+  timestamp: new Date(`2026-01-01T00:${String(minute).padStart(2, "0")}:00.000Z`)
+})
+const batch = (messages: ReadonlyArray<InboundMessage>, overrides: Partial<HistoryBatch> = {}): HistoryBatch => ({
+  chats: [{ chatId: friend, name: "Friend" }],
+  messages,
+  contacts: [{ chatId: friend, name: "Friend" }],
+  progress: 40,
+  onDemand: false,
+  ...overrides
+})
+
+/** Runs `body` against a fresh Store whose session has these settings, collecting the events it publishes. */
+type StoreServices = Layer.Layer.Success<Effect.Effect.Success<ReturnType<typeof storeWithSession>>>
+
+const withStore = (historySync: "off" | "recent", body: (seen: Effect.Effect<ReadonlyArray<DomainEvent>>) => Effect.Effect<void, unknown, StoreServices>) =>
+  Effect.gen(function*() {
+    const layer = yield* storeWithSession({ settings: defaultSessionSettings(historySync) })
+    yield* Effect.gen(function*() {
+      const events = yield* Ref.make(Chunk.empty<DomainEvent>())
+      yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(events, Chunk.append(e))))
+      yield* body(letFibersRun.pipe(Effect.zipRight(Ref.get(events)), Effect.map(Chunk.toReadonlyArray)))
+    }).pipe(Effect.provide(layer))
+  })
+
+describe("the phone's chats and history", () => {
+  it.scoped("imports a history batch: own and received messages, counted once, no per-message event, duplicates skipped", () =>
+    withStore("recent", (seen) =>
+      Effect.gen(function*() {
+        const live = message("LIVE1", "live", 30)
+        yield* handleEngineEvent(EngineEvent.MessageReceived({ message: live }), context)
+        const history = [message("H1", "hello", 1), message("H2", "hi back", 2, true), live]
+        yield* handleEngineEvent(EngineEvent.HistoryReceived({ batch: batch(history) }), context)
+
+        const stored = (yield* (yield* MessageRepo).list("s1", { chatId: friend }, Option.none())).items
+        expect(stored.map((m) => [m.text, m.source, m.fromMe, m.status])).toEqual([
+          ["live", "live", false, "delivered"],
+          ["hi back", "history", true, "sent"],
+          ["hello", "history", false, "read"]
+        ])
+        const chat = Option.getOrThrow(yield* (yield* ChatRepo).find("s1", friend))
+        expect(chat).toMatchObject({ name: "Friend", unreadCount: 1, lastMessage: { text: "live" } })
+        const events = yield* seen
+        expect(events.filter((e) => e.event === "message.received")).toHaveLength(1)
+        expect(events.filter((e) => e.event === "session.history").map((e) => e.data)).toEqual([{ chats: 1, messages: 2, progress: 40 }])
+      })))
+
+  it.scoped("with historySync off, the sync on linking is not imported, but history asked for is", () =>
+    withStore("off", (seen) =>
+      Effect.gen(function*() {
+        yield* handleEngineEvent(EngineEvent.HistoryReceived({ batch: batch([message("H1", "hello", 1)]) }), context)
+        expect((yield* (yield* MessageRepo).list("s1", {}, Option.none())).total).toBe(0)
+        expect(Option.isNone(yield* (yield* ChatRepo).find("s1", friend))).toBe(true)
+        yield* handleEngineEvent(EngineEvent.HistoryReceived({ batch: batch([message("H1", "hello", 1)], { onDemand: true, progress: null }) }), context)
+        expect((yield* (yield* MessageRepo).list("s1", {}, Option.none())).total).toBe(1)
+        expect((yield* seen).filter((e) => e.event === "session.history").map((e) => e.data)).toEqual([{ chats: 1, messages: 1, progress: null }])
+      })))
+
+  it.scoped("follows the phone's changes to chats, announcing only what changed; a chat deleted there goes with its messages", () =>
+    withStore("recent", (seen) =>
+      Effect.gen(function*() {
+        yield* handleEngineEvent(EngineEvent.MessageReceived({ message: message("M1", "one", 1) }), context)
+        yield* handleEngineEvent(EngineEvent.MessageReceived({ message: message("M2", "two", 2) }), context)
+        const changed = (changes: Parameters<typeof EngineEvent.ChatsChanged>[0]["changes"]) =>
+          handleEngineEvent(EngineEvent.ChatsChanged({ changes }), context)
+        yield* changed([{ chatId: friend, archived: true, unreadCount: 0, pinned: false }])
+        yield* changed([{ chatId: friend, mutedUntil: new Date("2027-01-01T00:00:00.000Z"), name: "Best friend" }])
+        const chats = yield* ChatRepo
+        expect(Option.getOrThrow(yield* chats.find("s1", friend))).toMatchObject({
+          archived: true,
+          unreadCount: 0,
+          pinned: false,
+          mutedUntil: "2027-01-01T00:00:00.000Z",
+          name: "Best friend"
+        })
+        yield* changed([{ chatId: friend, deleted: true }])
+        expect(Option.isNone(yield* chats.find("s1", friend))).toBe(true)
+        expect((yield* (yield* MessageRepo).list("s1", { chatId: friend }, Option.none())).total).toBe(0)
+        const updates = (yield* seen).filter((e) => e.event === "chat.update").map((e) => e.data)
+        expect(updates).toEqual([
+          { chatId: friend, changes: { archived: true, unreadCount: 0 } },
+          { chatId: friend, changes: { mutedUntil: "2027-01-01T00:00:00.000Z", name: "Best friend" } },
+          { chatId: friend, changes: { deleted: true } }
+        ])
+      })))
+})
