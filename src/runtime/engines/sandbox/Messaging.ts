@@ -110,7 +110,10 @@ export const personPhone = (chatId: string) => {
     : Effect.succeed(phone)
 }
 
-export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) => {
+/** Whether a session blocked a person (`…@c.us`): what that person sends it is not delivered. */
+export type Blocks = (sessionId: string, personId: string) => Effect.Effect<boolean>
+
+export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, blocks: Blocks) => {
   const { acknowledge, handTo, phoneOwners, receipt, recordSent, requireReady, schedule, sentMessages } = switchboard
 
   const send = (line: Line, { chatId, engineMessageId }: SendCommand, payload: Payload) =>
@@ -138,6 +141,8 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts) =>
       yield* acknowledge(engineMessageId, "sent")
       const owner = HashMap.get(yield* Ref.get(phoneOwners), recipientPhone)
       const from = `${senderPhone}@c.us`
+      // A recipient that blocked the sender never gets it: it stays at `sent`, as on WhatsApp.
+      if (Option.isSome(owner) && (yield* blocks(owner.value, from))) return { engineMessageId, timestamp }
       if (Option.isSome(owner)) {
         yield* handTo(owner.value, received({ engineMessageId, chatId: from, from, fromLid: line.me.lid }, payload, timestamp))
       } else if (isEchoPhone(recipientPhone)) {
