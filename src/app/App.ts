@@ -15,6 +15,8 @@ import { ApiKeys } from "../services/ApiKeys.js"
 import { Audit } from "../services/Audit.js"
 import { Channels } from "../services/Channels.js"
 import { Contacts } from "../services/Contacts.js"
+import { ContactProfiles } from "../services/ContactProfiles.js"
+import { ProfileOfSession } from "../services/Profile.js"
 import { Groups } from "../services/Groups.js"
 import { Labels } from "../services/Labels.js"
 import { LiveEvents } from "../services/LiveEvents.js"
@@ -87,6 +89,8 @@ export const SwitchboardCore = <EngineOut, E, R>(
     Channels.layer,
     Labels.layer,
     Contacts.layer,
+    ContactProfiles.layer,
+    ProfileOfSession.layer,
     Webhooks.layer,
     LiveEvents.layer,
     ApiKeys.layer,

@@ -32,6 +32,7 @@ import { LiveEventsHandlers, WebhooksHandlers } from "./handlers/Webhooks.js"
 import { MessagesHandlers } from "./handlers/Messages.js"
 import { MessageActionsHandlers, PresenceHandlers } from "./handlers/MessageActions.js"
 import { SessionsHandlers } from "./handlers/Sessions.js"
+import { ProfileHandlers } from "./handlers/Profile.js"
 
 /** The API with every handler; needs the services (Sessions, Messaging, ApiKeys, Health). */
 export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
@@ -45,6 +46,7 @@ export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
     ChannelsHandlers,
     LabelsHandlers,
     ContactsHandlers,
+    ProfileHandlers,
     WebhooksHandlers,
     LiveEventsHandlers,
     MetricsHandlers,

@@ -29,7 +29,10 @@ export const applyContactChanges = (sessionId: string, changes: ReadonlyArray<In
       transactionally(Effect.gen(function*() {
         const { chatId, picture, ...fields } = change
         // A changed picture has a new URL, asked for when someone wants it; the old one is stale.
-        yield* contacts.updateDetails(sessionId, chatId, { ...fields, ...(picture === undefined ? {} : { pictureUrl: null }) })
+        // A group's picture is news too (WhatsApp tells it the same way), but a group is no contact.
+        if (!chatId.endsWith("@g.us")) {
+          yield* contacts.updateDetails(sessionId, chatId, { ...fields, ...(picture === undefined ? {} : { pictureUrl: null }) })
+        }
         yield* events.publish(makeEvent("contact.update", sessionId, { chatId, changes: changesOf(change) }, yield* DateTime.nowAsDate))
       })), { discard: true })
   })
