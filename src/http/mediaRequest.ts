@@ -14,6 +14,7 @@ import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuard
  * (`media: {url}` or `media: {data (base64), mimetype?, filename?}`) or as multipart/form-data
  * (a `file` part plus the same fields). Read here by hand rather than by the router: the body
  * may be tens of megabytes, and too much of it must be a 413, not an unreadable request.
+ * Picture uploads (profile, groups) come the same two ways: `readPictureRequest`.
  */
 
 /** The multipart form: a `file` part, and the other fields as text. */

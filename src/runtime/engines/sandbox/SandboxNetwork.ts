@@ -35,7 +35,8 @@ export { sandboxPhoneOf } from "./identity.js"
  * that is away wait here until it is Ready again. The routing lives in `Switchboard.ts` and
  * `Messaging.ts`, edits, revokes, pins and votes in `MessageActions.ts`, presence in
  * `Presence.ts`, the groups, channels and labels in `Directory.ts`, `Groups.ts`, `Channels.ts`
- * and `Labels.ts`; this module ties it to connection scopes and exposes the injectable faults.
+ * and `Labels.ts`, group settings, pictures and join requests in `GroupAdmin.ts`, profiles,
+ * blocklists and id lookups in `Profiles.ts` (pictures on `Pictures.ts`' media server); this module ties it to connection scopes and exposes the injectable faults.
  */
 
 /** Faults a test (or a curious user) can inject to exercise the runtime's resilience. */
