@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Option, Ref, Stream } from "effect"
 import { MediaStore } from "../src/runtime/ports/MediaStore.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
+import { ContactRepo } from "../src/runtime/ports/store/ContactRepo.js"
 import { EngineError, EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
 import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEvents.js"
 import { Events } from "../src/runtime/Events.js"
@@ -114,6 +115,46 @@ describe("inbound messages from an engine", () => {
         const late = yield* stored("LATE")
         expect(late).toMatchObject({ type: "image", caption: "a picture", media: { stored: true }, error: null })
         expect(Option.isSome(yield* store.read(`s1/${late.id}`))).toBe(true)
+      }).pipe(Effect.provide(layer))
+    }))
+})
+
+describe("contact changes and blocked senders", () => {
+  it.scoped("keeps a contact's change heard from the network (contact.update) and drops messages from a blocked sender", () =>
+    Effect.gen(function*() {
+      const layer = yield* storeWithSession()
+      yield* Effect.gen(function*() {
+        const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
+        yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
+        const context: InboundContext = {
+          sessionId: "s1",
+          media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
+          downloadMedia: () => Effect.die("no media in this test"),
+          setStatus: () => Effect.void,
+          showQr: () => Effect.void,
+          markReady: Effect.void
+        }
+        const heard = (change: { blocked?: boolean; pushName?: string }) =>
+          handleEngineEvent(EngineEvent.ContactsChanged({ changes: [{ chatId: "15550002222@c.us", ...change }] }), context)
+        const messages = yield* MessageRepo
+        const contacts = yield* ContactRepo
+
+        // Blocked on the phone: WhatsApp may still hand over what they send, which is dropped.
+        yield* heard({ pushName: "Carol", blocked: true })
+        expect(Option.getOrThrow(yield* contacts.find("s1", "15550002222@c.us"))).toMatchObject({ pushName: "Carol", blocked: true })
+        yield* handleEngineEvent(EngineEvent.MessageReceived({ message: inbound({}) }), context)
+        expect((yield* messages.list("s1", {}, Option.none())).total).toBe(0)
+
+        yield* heard({ blocked: false })
+        yield* handleEngineEvent(EngineEvent.MessageReceived({ message: inbound({ engineMessageId: "3EB0BBBB" }) }), context)
+        expect((yield* messages.list("s1", {}, Option.none())).total).toBe(1)
+
+        yield* letFibersRun
+        const updates = Chunk.toReadonlyArray(yield* Ref.get(seen)).filter((e) => e.event === "contact.update").map((e) => e.data)
+        expect(updates).toEqual([
+          { chatId: "15550002222@c.us", changes: { pushName: "Carol", blocked: true } },
+          { chatId: "15550002222@c.us", changes: { blocked: false } }
+        ])
       }).pipe(Effect.provide(layer))
     }))
 })

@@ -92,6 +92,24 @@ for (const backend of storeBackends("store-directory.test.ts")) {
           expect(again.items.map((c) => [c.id, c.name])).toEqual([["15553333333@c.us", "Ana B."]])
         }))
 
+      it.effect("contacts: details and the blocked flag are found by either id, and survive a LID row merging into the phone's", () =>
+        Effect.gen(function*() {
+          const sessionId = yield* newSession
+          const contacts = yield* ContactRepo
+          yield* contacts.updateDetails(sessionId, "200000000000002@lid", { pushName: "Bea", about: "hi", isBusiness: true })
+          yield* contacts.setBlocked(sessionId, "200000000000002@lid", true)
+          expect(yield* contacts.isBlocked(sessionId, "15554444444@c.us")).toBe(false)
+          yield* contacts.see(sessionId, { phone: "15554444444@c.us", lid: "200000000000002@lid", name: null })
+          const merged = Option.getOrThrow(yield* contacts.find(sessionId, "15554444444@c.us"))
+          expect(merged).toMatchObject({ chatId: "15554444444@c.us", lid: "200000000000002@lid", pushName: "Bea", about: "hi", isBusiness: true, blocked: true })
+          expect(yield* contacts.isBlocked(sessionId, "200000000000002@lid")).toBe(true)
+          expect((yield* contacts.blocklist(sessionId, Option.none())).items.map((c) => c.chatId)).toEqual(["15554444444@c.us"])
+          // The network's blocklist is the authority: whoever is not on it is unblocked.
+          yield* contacts.syncBlocklist(sessionId, ["15555555555@c.us"])
+          expect((yield* contacts.blocklist(sessionId, Option.none())).items.map((c) => c.chatId)).toEqual(["15555555555@c.us"])
+          expect(yield* contacts.isBlocked(sessionId, "15554444444@c.us")).toBe(false)
+        }))
+
       it.effect("labels and channels: kept, listed by name, a deleted label leaves its chats", () =>
         Effect.gen(function*() {
           const sessionId = yield* newSession

@@ -16,6 +16,8 @@ import { Audit } from "../services/Audit.js"
 import { Channels } from "../services/Channels.js"
 import { Chats } from "../services/Chats.js"
 import { Contacts } from "../services/Contacts.js"
+import { ContactProfiles } from "../services/ContactProfiles.js"
+import { ProfileOfSession } from "../services/Profile.js"
 import { Groups } from "../services/Groups.js"
 import { Labels } from "../services/Labels.js"
 import { LiveEvents } from "../services/LiveEvents.js"
@@ -89,6 +91,8 @@ export const SwitchboardCore = <EngineOut, E, R>(
     Labels.layer,
     Contacts.layer,
     Chats.layer,
+    ContactProfiles.layer,
+    ProfileOfSession.layer,
     Webhooks.layer,
     LiveEvents.layer,
     ApiKeys.layer,

@@ -41,6 +41,7 @@ import { ApiKeysGroup, AuditGroup } from "./SecurityApi.js"
 import { LiveEventsGroup, WebhooksGroup } from "./WebhooksApi.js"
 import { ListBody, PageParams } from "./Pagination.js"
 import { MessageActionsGroup, PresenceGroup } from "./MessageActionsApi.js"
+import { ProfileGroup } from "./ProfileApi.js"
 
 /**
  * The REST contract, declared apart from its handlers. Typed clients
@@ -223,6 +224,7 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .add(LabelsGroup)
   .add(ContactsGroup)
   .add(ChatsGroup)
+  .add(ProfileGroup)
   .add(WebhooksGroup)
   .add(LiveEventsGroup)
   .add(MetricsGroup)

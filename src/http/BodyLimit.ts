@@ -10,6 +10,8 @@ import { matchedEndpoint } from "./Endpoints.js"
 
 /** The media sends read their body themselves, under MEDIA_MAX_BYTES (`mediaRequest.ts`). */
 const mediaSends = new Set(["sendImage", "sendVideo", "sendAudio", "sendDocument"])
+/** So do picture uploads, by `group.endpoint` (`mediaRequest.ts`'s `readPictureRequest`). */
+const pictureUploads = new Set(["profile.setPicture", "groups.setPicture"])
 
 /**
  * The refusal of a body over `maxBytes`. The connection is closed after it: the rest of the
@@ -112,7 +114,8 @@ export const limitBodies = (bodyMaxBytes: number, mediaMaxBytes: number) =>
   Effect.gen(function*() {
     const matched = Option.getOrUndefined(yield* FiberRef.get(matchedEndpoint))
     const name = matched?.endpoint.group === "messages" ? matched.endpoint.name : undefined
-    const mediaSend = name !== undefined && mediaSends.has(name)
+    const mediaSend = (name !== undefined && mediaSends.has(name)) ||
+      (matched !== undefined && pictureUploads.has(`${matched.endpoint.group}.${matched.endpoint.name}`))
     const bulk = name === "sendBulk"
     const limit = mediaSend || bulk ? mediaJsonBodyLimit(mediaMaxBytes) : bodyMaxBytes
     const capped = HttpIncomingMessage.withMaxBodySize(Option.some(limit))

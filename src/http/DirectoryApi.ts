@@ -1,18 +1,23 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Channel, ChannelMessage, CreateChannelRequest, SubscribeRequest } from "../domain/Channel.js"
-import { Contact, ContactCheck } from "../domain/Contact.js"
+import { Contact, ContactCheck, ContactDetails, ContactPicture, LidLookup } from "../domain/Contact.js"
 import {
   CreateGroupRequest,
   DescriptionRequest,
   Group,
+  GroupSettingsRequest,
   InviteCode,
+  JoinRequest,
   JoinGroupRequest,
   ParticipantsRequest,
   ParticipantsResult,
   SubjectRequest
 } from "../domain/Group.js"
-import { ChannelId, ChatIdFromInput, GroupId, phoneNumberPattern } from "../domain/Ids.js"
+import { ChannelId, ChatIdFromInput, GroupId, PersonIdFromInput, phoneNumberPattern } from "../domain/Ids.js"
+import { ServiceUnavailable } from "../domain/Errors.js"
+import { pictureUpload } from "./ProfileApi.js"
+import { wireError } from "./wireError.js"
 import { ChatLabelRequest, CreateLabelRequest, Label } from "../domain/Label.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
@@ -43,6 +48,12 @@ export class GroupsGroup extends HttpApiGroup.make("groups")
   .add(HttpApiEndpoint.post("leave", `${groupsRoute}/:groupId/leave`).annotate(RequiredRole, "operator").setPath(groupPath).addSuccess(HttpApiSchema.NoContent))
   .add(HttpApiEndpoint.get("inviteCode", `${groupsRoute}/:groupId/invite-code`).annotate(RequiredRole, "viewer").setPath(groupPath).addSuccess(InviteCode))
   .add(HttpApiEndpoint.post("revokeInvite", `${groupsRoute}/:groupId/invite-code/revoke`).annotate(RequiredRole, "operator").setPath(groupPath).addSuccess(InviteCode))
+  .add(HttpApiEndpoint.put("setSettings", `${groupsRoute}/:groupId/settings`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(GroupSettingsRequest).addSuccess(Group))
+  .add(pictureUpload("setPicture", `${groupsRoute}/:groupId/picture`).setPath(groupPath).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.del("removePicture", `${groupsRoute}/:groupId/picture`).annotate(RequiredRole, "operator").setPath(groupPath).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.get("joinRequests", `${groupsRoute}/:groupId/requests`).annotate(RequiredRole, "viewer").setPath(groupPath).addSuccess(Schema.Array(JoinRequest)))
+  .add(HttpApiEndpoint.post("approveRequests", `${groupsRoute}/:groupId/requests/approve`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .add(HttpApiEndpoint.post("rejectRequests", `${groupsRoute}/:groupId/requests/reject`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Groups the session is in. Lists come from the network when the session is ready, else from the Store.")
 {}
@@ -81,6 +92,15 @@ export class LabelsGroup extends HttpApiGroup.make("labels")
   .annotate(OpenApi.Description, "WhatsApp Business labels; a session that is not a business account gets 409 NOT_A_BUSINESS_ACCOUNT.")
 {}
 
+const contactsRoute = "/sessions/:sessionId/contacts"
+const personPath = Schema.Struct({ ...session, chatId: PersonIdFromInput })
+/** A LID as digits, with or without its `@lid`. */
+const lidPath = Schema.Struct({
+  ...session,
+  lid: Schema.String.pipe(Schema.pattern(/^\d{1,24}(@lid)?$/, { message: () => "lid must be digits, optionally followed by @lid" }))
+})
+const JpegImage = Schema.Uint8ArrayFromSelf.pipe(HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "image/jpeg" }))
+
 export class ContactsGroup extends HttpApiGroup.make("contacts")
   .add(
     HttpApiEndpoint.get("check", "/sessions/:sessionId/contacts/check/:number").annotate(RequiredRole, "viewer")
@@ -91,5 +111,21 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
       .addSuccess(ContactCheck)
   )
   .add(HttpApiEndpoint.get("list", "/sessions/:sessionId/contacts").annotate(RequiredRole, "viewer").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(Contact)))
+  // Fixed segments (blocklist, lid, check) before `{chatId}`, which would take them as ids.
+  .add(HttpApiEndpoint.get("blocklist", `${contactsRoute}/blocklist`).annotate(RequiredRole, "viewer").setPath(sessionPath).setUrlParams(pageParams).addSuccess(ListBody(ContactDetails)))
+  .add(HttpApiEndpoint.get("byLid", `${contactsRoute}/lid/:lid`).annotate(RequiredRole, "viewer").setPath(lidPath).addSuccess(LidLookup))
+  .add(HttpApiEndpoint.get("lidOf", `${contactsRoute}/:chatId/lid`).annotate(RequiredRole, "viewer").setPath(personPath).addSuccess(LidLookup))
+  .add(HttpApiEndpoint.get("details", `${contactsRoute}/:chatId`).annotate(RequiredRole, "viewer").setPath(personPath).addSuccess(ContactDetails))
+  .add(
+    HttpApiEndpoint.get("picture", `${contactsRoute}/:chatId/picture`).annotate(RequiredRole, "viewer")
+      .setPath(Schema.Struct({ ...session, chatId: ChatIdFromInput }))
+      .setUrlParams(Schema.Struct({ format: Schema.optional(Schema.Literal("json", "image")) }))
+      .addSuccess(ContactPicture)
+      .addSuccess(JpegImage)
+      .addError(wireError(ServiceUnavailable))
+      .annotate(OpenApi.Description, "The URL of the person's (or a group's) picture; ?format=image gives the JPEG itself (kept in the media store), 404 PICTURE_NOT_FOUND when there is none.")
+  )
+  .add(HttpApiEndpoint.post("block", `${contactsRoute}/:chatId/block`).annotate(RequiredRole, "operator").setPath(personPath).addSuccess(ContactDetails))
+  .add(HttpApiEndpoint.post("unblock", `${contactsRoute}/:chatId/unblock`).annotate(RequiredRole, "operator").setPath(personPath).addSuccess(ContactDetails))
   .middleware(Authentication)
 {}

@@ -33,6 +33,7 @@ import { LiveEventsHandlers, WebhooksHandlers } from "./handlers/Webhooks.js"
 import { MessagesHandlers } from "./handlers/Messages.js"
 import { MessageActionsHandlers, PresenceHandlers } from "./handlers/MessageActions.js"
 import { SessionsHandlers } from "./handlers/Sessions.js"
+import { ProfileHandlers } from "./handlers/Profile.js"
 
 /** The API with every handler; needs the services (Sessions, Messaging, ApiKeys, Health). */
 export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
@@ -47,6 +48,7 @@ export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
     LabelsHandlers,
     ContactsHandlers,
     ChatsHandlers,
+    ProfileHandlers,
     WebhooksHandlers,
     LiveEventsHandlers,
     MetricsHandlers,

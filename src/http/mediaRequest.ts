@@ -5,6 +5,7 @@ import * as fs from "node:fs/promises"
 import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../domain/Errors.js"
 import { ChatIdFromInput } from "../domain/Ids.js"
 import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest, type TypingMs } from "../domain/Message.js"
+import { PictureRequest } from "../domain/Profile.js"
 import { describeIssues, multipartReason } from "./ErrorResponses.js"
 import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js"
 
@@ -13,6 +14,7 @@ import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuard
  * (`media: {url}` or `media: {data (base64), mimetype?, filename?}`) or as multipart/form-data
  * (a `file` part plus the same fields). Read here by hand rather than by the router: the body
  * may be tens of megabytes, and too much of it must be a 413, not an unreadable request.
+ * Picture uploads (profile, groups) come the same two ways: `readPictureRequest`.
  */
 
 /** The multipart form: a `file` part, and the other fields as text. */
@@ -66,16 +68,33 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number, r
     return Buffer.concat(Chunk.toReadonlyArray(chunks))
   })
 
-const fromJson = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
+/** A JSON body carrying media (as base64 or a URL), decoded by `schema`. */
+const readJson = <A, I>(request: HttpServerRequest.HttpServerRequest, schema: Schema.Schema<A, I>, maxBytes: number) =>
   Effect.gen(function*() {
     const body = yield* readBody(request, mediaJsonBodyLimit(maxBytes), tooLarge(maxBytes))
     const parsed = yield* Effect.try({ try: () => JSON.parse(body.toString("utf8")) as unknown, catch: () => invalid("the body is not valid JSON") })
     if (isTooDeep(parsed)) return yield* invalid(`the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`)
-    const payload = yield* decodeOrRefuse(SendMediaRequest, parsed)
-    return toInput(kind, payload, payload.media)
+    return yield* decodeOrRefuse(schema, parsed)
   })
 
+const fromJson = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
+  Effect.map(readJson(request, SendMediaRequest, maxBytes), (payload) => toInput(kind, payload, payload.media))
+
+/** The uploaded file of a multipart form, as a media source. */
+const fileSource = (file: { readonly path: string; readonly contentType: string; readonly name: string }) =>
+  Effect.map(
+    Effect.tryPromise({ try: () => fs.readFile(file.path), catch: () => invalid("the uploaded file could not be read") }),
+    (data): MediaSource => ({ data: new Uint8Array(data), mimetype: file.contentType, filename: file.name === "" ? undefined : file.name })
+  )
+
 const fromMultipart = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
+  Effect.gen(function*() {
+    const payload = yield* readForm(request, MediaForm, maxBytes)
+    return toInput(kind, { ...payload, ptt: payload.ptt === undefined ? undefined : payload.ptt === "true" }, yield* fileSource(payload.file))
+  })
+
+/** A multipart/form-data body (a `file` part, fields as text), decoded by `schema`. */
+const readForm = <A, I>(request: HttpServerRequest.HttpServerRequest, schema: Schema.Schema<A, I>, maxBytes: number) =>
   Effect.gen(function*() {
     const boundary = boundaryOf(request.headers["content-type"])
     if (boundary === undefined) return yield* invalid("a multipart/form-data body needs a boundary in its Content-Type")
@@ -92,17 +111,7 @@ const fromMultipart = (request: HttpServerRequest.HttpServerRequest, kind: Media
       })
     )
     if (!guard.sawClose) return yield* invalid("the multipart body ends before its closing boundary")
-    const payload = yield* decodeOrRefuse(MediaForm, form)
-    const data = yield* Effect.tryPromise({
-      try: () => fs.readFile(payload.file.path),
-      catch: () => invalid("the uploaded file could not be read")
-    })
-    const source: MediaSource = {
-      data: new Uint8Array(data),
-      mimetype: payload.file.contentType,
-      filename: payload.file.name === "" ? undefined : payload.file.name
-    }
-    return toInput(kind, { ...payload, ptt: payload.ptt === undefined ? undefined : payload.ptt === "true" }, source)
+    return yield* decodeOrRefuse(schema, form)
   })
 
 const toInput = (
@@ -129,17 +138,38 @@ const toInput = (
   typingMs: payload.typingMs
 })
 
-/** The send, from whichever body the caller chose; any other content type is a 415. */
-export const readMediaRequest = (
+type MediaBodyError = ValidationFailed | PayloadTooLarge | UnsupportedMediaType
+type MediaBodyContext = Scope.Scope | FileSystem.FileSystem | Path.Path
+
+/** Reads the body as JSON or as multipart, whichever the caller chose; any other content type is a 415. */
+const eitherBody = <A>(
   request: HttpServerRequest.HttpServerRequest,
-  kind: MediaKind,
-  maxBytes: number
-): Effect.Effect<SendMediaInput, ValidationFailed | PayloadTooLarge | UnsupportedMediaType, Scope.Scope | FileSystem.FileSystem | Path.Path> => {
+  readers: {
+    readonly json: Effect.Effect<A, MediaBodyError, MediaBodyContext>
+    readonly multipart: Effect.Effect<A, MediaBodyError, MediaBodyContext>
+  }
+): Effect.Effect<A, MediaBodyError, MediaBodyContext> => {
   const contentType = (request.headers["content-type"] ?? "").toLowerCase()
-  if (contentType.startsWith("application/json")) return fromJson(request, kind, maxBytes)
-  if (contentType.startsWith("multipart/form-data")) return fromMultipart(request, kind, maxBytes)
+  if (contentType.startsWith("application/json")) return readers.json
+  if (contentType.startsWith("multipart/form-data")) return readers.multipart
   return Effect.fail(new UnsupportedMediaType({
     code: "UNSUPPORTED_MEDIA_TYPE",
     message: "send media as application/json or multipart/form-data"
   }))
 }
+
+/** The send, from whichever body the caller chose. */
+export const readMediaRequest = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
+  eitherBody<SendMediaInput>(request, { json: fromJson(request, kind, maxBytes), multipart: fromMultipart(request, kind, maxBytes) })
+
+const PictureForm = Schema.Struct({ file: Multipart.SingleFileSchema })
+
+/** What the contract documents for a picture (profile or group): `{media}` as JSON, or a `file` part. */
+export const PicturePayload = Schema.Union(PictureRequest, HttpApiSchema.Multipart(PictureForm))
+
+/** A new picture's source, from whichever body the caller chose. */
+export const readPictureRequest = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
+  eitherBody<MediaSource>(request, {
+    json: Effect.map(readJson(request, PictureRequest, maxBytes), (payload) => payload.media),
+    multipart: Effect.flatMap(readForm(request, PictureForm, maxBytes), (form) => fileSource(form.file))
+  })

@@ -5,6 +5,7 @@ import { type MediaRecord, type MessageExtras, noExtras } from "./ports/store/Me
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { Store, type Transactionally } from "./ports/store/Store.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
+import { ContactRepo } from "./ports/store/ContactRepo.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
 import { uuidv7 } from "../domain/uuidv7.js"
@@ -90,6 +91,12 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
     }
   })
 
+/** A person chat with someone the account blocked: WhatsApp may still hand it over; it is dropped. */
+const fromBlocked = (sessionId: string, inbound: InboundMessage) =>
+  inbound.chatId.endsWith("@g.us") || inbound.fromMe === true
+    ? Effect.succeed(false)
+    : Effect.flatMap(ContactRepo, (contacts) => contacts.isBlocked(sessionId, inbound.from))
+
 /** Media is downloaded first, outside the transaction that stores and announces the message. */
 const storeInbound = (context: InboundContext, inbound: InboundMessage, transactionally: Transactionally) =>
   Effect.gen(function*() {
@@ -110,6 +117,7 @@ const storeInbound = (context: InboundContext, inbound: InboundMessage, transact
         yield* announceReceived(sessionId, id, inbound)
       }))
     }
+    if (yield* fromBlocked(sessionId, inbound)) return
     const sessions = yield* SessionRepo
     const me = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.phone)
     const receivedAt = yield* Clock.currentTimeMillis

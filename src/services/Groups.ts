@@ -3,9 +3,19 @@ import { Context, Effect, Layer, Option } from "effect"
 import { GroupRepo } from "../runtime/ports/store/GroupRepo.js"
 import { bestEffort } from "../runtime/bestEffort.js"
 import { engineCall } from "../runtime/EngineCall.js"
-import type { EngineCallError, EngineTimeout } from "../domain/Errors.js"
+import type { EngineCallError, EngineTimeout, PayloadTooLarge, ValidationFailed } from "../domain/Errors.js"
+import type { MediaSource } from "../domain/Message.js"
+import { MediaIntake } from "./MediaIntake.js"
+import { takeInPicture } from "./media/pictures.js"
 import { NotFound } from "../domain/Errors.js"
-import { type Group, inviteUrl, type ParticipantAction, type ParticipantResult } from "../domain/Group.js"
+import {
+  type Group,
+  type GroupSettingsRequest,
+  inviteUrl,
+  type JoinRequest,
+  type ParticipantAction,
+  type ParticipantResult
+} from "../domain/Group.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 import { makeSessionCalls } from "./SessionCalls.js"
 
@@ -28,6 +38,21 @@ export interface GroupsService {
   readonly inviteCode: (sessionId: string, groupId: string) => Effect.Effect<InviteLink, Failure | StoreUnavailable>
   readonly revokeInvite: (sessionId: string, groupId: string) => Effect.Effect<InviteLink, Failure | StoreUnavailable>
   readonly join: (sessionId: string, code: string) => Effect.Effect<Group, Failure | StoreUnavailable>
+  readonly setSettings: (sessionId: string, groupId: string, settings: GroupSettingsRequest) => Effect.Effect<Group, Failure | StoreUnavailable>
+  /** Any JPEG, PNG or WebP, made WhatsApp's 640×640 JPEG. */
+  readonly setPicture: (
+    sessionId: string,
+    groupId: string,
+    source: MediaSource
+  ) => Effect.Effect<void, Failure | StoreUnavailable | ValidationFailed | PayloadTooLarge>
+  readonly removePicture: (sessionId: string, groupId: string) => Effect.Effect<void, Failure | StoreUnavailable>
+  readonly joinRequests: (sessionId: string, groupId: string) => Effect.Effect<ReadonlyArray<JoinRequest>, Failure | StoreUnavailable>
+  readonly answerJoinRequests: (
+    sessionId: string,
+    groupId: string,
+    answer: "approve" | "reject",
+    participants: ReadonlyArray<string>
+  ) => Effect.Effect<{ readonly groupId: string; readonly results: ReadonlyArray<ParticipantResult> }, Failure | StoreUnavailable>
 }
 
 export interface InviteLink {
@@ -45,7 +70,8 @@ const groupNotFound = (groupId: string) =>
 
 const make = Effect.gen(function*() {
   const repo = yield* GroupRepo
-  const { call, isReady } = yield* makeSessionCalls
+  const { call, exists, isReady } = yield* makeSessionCalls
+  const intake = yield* MediaIntake
 
   /** Asks the network for the group and keeps what it says; a group gone from it goes from the Store. */
   const refresh = (sessionId: string, groupId: string) =>
@@ -94,7 +120,22 @@ const make = Effect.gen(function*() {
     inviteCode: Effect.fn("Groups.inviteCode")((sessionId, groupId) => Effect.map(call(sessionId, engineCall("GroupsInviteCode", { groupId })), invite(groupId))),
     revokeInvite: Effect.fn("Groups.revokeInvite")((sessionId, groupId) => Effect.map(call(sessionId, engineCall("GroupsRevokeInvite", { groupId })), invite(groupId))),
     join: Effect.fn("Groups.join")((sessionId, code) =>
-      Effect.flatMap(call(sessionId, engineCall("GroupsJoin", { code })), (groupId) => refresh(sessionId, groupId)))
+      Effect.flatMap(call(sessionId, engineCall("GroupsJoin", { code })), (groupId) => refresh(sessionId, groupId))),
+    setSettings: Effect.fn("Groups.setSettings")((sessionId, groupId, change) =>
+      Effect.zipRight(call(sessionId, engineCall("GroupsSetSettings", { groupId, change })), refresh(sessionId, groupId))),
+    setPicture: Effect.fn("Groups.setPicture")(function*(sessionId, groupId, source) {
+      yield* exists(sessionId)
+      const jpeg = yield* takeInPicture(intake, source)
+      yield* call(sessionId, engineCall("GroupsSetPicture", { groupId, jpeg }))
+    }),
+    removePicture: Effect.fn("Groups.removePicture")((sessionId, groupId) => call(sessionId, engineCall("GroupsSetPicture", { groupId, jpeg: null }))),
+    joinRequests: Effect.fn("Groups.joinRequests")((sessionId, groupId) => call(sessionId, engineCall("GroupsJoinRequests", { groupId }))),
+    answerJoinRequests: Effect.fn("Groups.answerJoinRequests")(function*(sessionId, groupId, answer, participants) {
+      const results = yield* call(sessionId, engineCall("GroupsAnswerJoinRequests", { groupId, participants, answer }))
+      // Approved people are members now: the Store's copy follows (the network is the authority).
+      yield* bestEffort("groups: reading back a group after answering join requests")(refresh(sessionId, groupId))
+      return { groupId, results }
+    })
   }
   return service
 })

@@ -55,6 +55,7 @@ import type {
 } from "../domain/Message.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 import { acceptsSends } from "../domain/Session.js"
+import { ContactRepo } from "../runtime/ports/store/ContactRepo.js"
 
 export interface MessagingService {
   /** Stores the message as `pending` and queues it with the session. 2xx means it is stored. */
@@ -124,6 +125,7 @@ const make = Effect.gen(function*() {
   const events = yield* Events
   const intake = yield* MediaIntake
   const mediaStore = yield* MediaStore
+  const contacts = yield* ContactRepo
   const transactionally = (yield* Store).transactionally
   // Reading a chat sets its unread count (and announces it) with the runtime's chat writes.
   const chatWrites = yield* Effect.context<ChatRepo | Events>()
@@ -145,6 +147,14 @@ const make = Effect.gen(function*() {
             message: `session is ${session.status}; messages are accepted while it is ready, or linked and reconnecting`
           })
         ))
+
+  /** The session accepts sends, and the account has not blocked the recipient (WhatsApp would refuse the send). */
+  const sendingTo = (sessionId: string, chatId: string) =>
+    Effect.tap(sendingSession(sessionId), () =>
+      Effect.flatMap(contacts.isBlocked(sessionId, chatId), (blocked) =>
+        blocked
+          ? Effect.fail(new Conflict({ code: "CONTACT_BLOCKED", message: `this account blocked ${chatId}; unblock it to send` }))
+          : Effect.void))
 
   /** A message as accepted: `pending`, with the network id it will keep through any resend. */
   const outboundRow = (
@@ -234,7 +244,7 @@ const make = Effect.gen(function*() {
   /** A send whose content needs no intake: checked, stored `pending`, queued. */
   const sendContent = (sessionId: string, request: OutboundAddressing, content: OutboundContentFields) =>
     Effect.gen(function*() {
-      const session = yield* sendingSession(sessionId)
+      const session = yield* sendingTo(sessionId, request.chatId)
       if (request.quotedMessageId !== undefined) yield* get(sessionId, request.quotedMessageId)
       return yield* accept(outboundRow(session, request, content, null, yield* Clock.currentTimeMillis))
     })
@@ -270,7 +280,7 @@ const make = Effect.gen(function*() {
     sendContact: Effect.fn("Messaging.sendContact")((sessionId, request) => sendContent(sessionId, request, contactContent(request))),
     sendPoll: Effect.fn("Messaging.sendPoll")((sessionId, request) => sendContent(sessionId, request, pollContent(request))),
     sendMedia: Effect.fn("Messaging.sendMedia")(function*(sessionId, input) {
-      const session = yield* sendingSession(sessionId)
+      const session = yield* sendingTo(sessionId, input.chatId)
       if (input.quotedMessageId !== undefined) yield* get(sessionId, input.quotedMessageId)
       const { content, data } = yield* takeInMedia(input)
       const row = outboundRow(session, input, content, null, yield* Clock.currentTimeMillis)
@@ -278,7 +288,7 @@ const make = Effect.gen(function*() {
       return yield* accept(row)
     }),
     forward: Effect.fn("Messaging.forward")(function*(sessionId, messageId, request) {
-      const session = yield* sendingSession(sessionId)
+      const session = yield* sendingTo(sessionId, request.chatId)
       const original = Option.filter(yield* messages.findRow(messageId), (row) => row.sessionId === sessionId)
       if (Option.isNone(original)) return yield* messageNotFound(messageId)
       const { content, data } = yield* forwardedContent(original.value)

@@ -1,5 +1,8 @@
 import { answeringStoreOutage } from "../ErrorResponses.js"
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { AppSettings } from "../../domain/Settings.js"
+import { ContactProfiles } from "../../services/ContactProfiles.js"
+import { readPictureRequest } from "../mediaRequest.js"
 import { Effect } from "effect"
 import { Channels } from "../../services/Channels.js"
 import { Contacts } from "../../services/Contacts.js"
@@ -15,6 +18,7 @@ const DEFAULT_POSTS = 50
 export const GroupsHandlers = HttpApiBuilder.group(SwitchboardApi, "groups", (handlers) =>
   Effect.gen(function*() {
     const groups = yield* Groups
+    const { media } = yield* AppSettings
     return handlers
       .handle("list", answeringStoreOutage(({ path, urlParams }) =>
         Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(groups.list(path.sessionId, page), (found) => toListBody(page, found)))))
@@ -30,6 +34,17 @@ export const GroupsHandlers = HttpApiBuilder.group(SwitchboardApi, "groups", (ha
       .handle("leave", answeringStoreOutage(({ path }) => groups.leave(path.sessionId, path.groupId)))
       .handle("inviteCode", answeringStoreOutage(({ path }) => groups.inviteCode(path.sessionId, path.groupId)))
       .handle("revokeInvite", answeringStoreOutage(({ path }) => groups.revokeInvite(path.sessionId, path.groupId)))
+      .handle("setSettings", answeringStoreOutage(({ path, payload }) => groups.setSettings(path.sessionId, path.groupId, payload)))
+      .handleRaw("setPicture", answeringStoreOutage(({ path, request }: { path: { sessionId: string; groupId: string }; request: HttpServerRequest.HttpServerRequest }) =>
+        readPictureRequest(request, media.maxBytes).pipe(
+          Effect.flatMap((source) => groups.setPicture(path.sessionId, path.groupId, source)),
+          Effect.as(HttpServerResponse.empty({ status: 204 })),
+          Effect.scoped
+        )))
+      .handle("removePicture", answeringStoreOutage(({ path }) => groups.removePicture(path.sessionId, path.groupId)))
+      .handle("joinRequests", answeringStoreOutage(({ path }) => groups.joinRequests(path.sessionId, path.groupId)))
+      .handle("approveRequests", answeringStoreOutage(({ path, payload }) => groups.answerJoinRequests(path.sessionId, path.groupId, "approve", payload.participants)))
+      .handle("rejectRequests", answeringStoreOutage(({ path, payload }) => groups.answerJoinRequests(path.sessionId, path.groupId, "reject", payload.participants)))
   }))
 
 export const ChannelsHandlers = HttpApiBuilder.group(SwitchboardApi, "channels", (handlers) =>
@@ -68,8 +83,20 @@ export const LabelsHandlers = HttpApiBuilder.group(SwitchboardApi, "labels", (ha
 export const ContactsHandlers = HttpApiBuilder.group(SwitchboardApi, "contacts", (handlers) =>
   Effect.gen(function*() {
     const contacts = yield* Contacts
+    const people = yield* ContactProfiles
     return handlers
       .handle("check", answeringStoreOutage(({ path }) => contacts.check(path.sessionId, path.number.replace(/^\+/, ""))))
       .handle("list", answeringStoreOutage(({ path, urlParams }) =>
         Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(contacts.list(path.sessionId, page), (found) => toListBody(page, found)))))
+      .handle("blocklist", answeringStoreOutage(({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(people.blocklist(path.sessionId, page), (found) => toListBody(page, found)))))
+      .handle("byLid", answeringStoreOutage(({ path }) => people.lookupIds(path.sessionId, path.lid.endsWith("@lid") ? path.lid : `${path.lid}@lid`)))
+      .handle("lidOf", answeringStoreOutage(({ path }) => people.lookupIds(path.sessionId, path.chatId)))
+      .handle("details", answeringStoreOutage(({ path }) => people.details(path.sessionId, path.chatId)))
+      .handle("picture", answeringStoreOutage(({ path, urlParams }) =>
+        urlParams.format === "image"
+          ? people.picture(path.sessionId, path.chatId)
+          : Effect.map(people.pictureUrl(path.sessionId, path.chatId), (url): { readonly url: string | null } | Uint8Array => ({ url }))))
+      .handle("block", answeringStoreOutage(({ path }) => people.setBlocked(path.sessionId, path.chatId, true)))
+      .handle("unblock", answeringStoreOutage(({ path }) => people.setBlocked(path.sessionId, path.chatId, false)))
   }))

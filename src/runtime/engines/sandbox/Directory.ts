@@ -31,6 +31,17 @@ export interface GroupRecord {
   /** `…@c.us` ids, in the order they joined (the oldest first). */
   readonly participants: ReadonlyArray<GroupParticipant>
   readonly inviteCode: string
+  /** The group's picture (see `Pictures.ts`); absent or null: none. */
+  readonly pictureUrl?: string | null | undefined
+  /** Who asked to join by link while approval was on, the oldest first. */
+  readonly requests?: ReadonlyArray<{ readonly id: string; readonly requestedAt: string }> | undefined
+}
+
+/** A session's own profile; a `name` of null is the sandbox's default push name. */
+export interface ProfileRecord {
+  readonly name: string | null
+  readonly about: string | null
+  readonly pictureUrl: string | null
 }
 
 export interface ChannelPost {
@@ -84,6 +95,9 @@ export const makeDirectory = (
     const channels = yield* Ref.make(loaded<ChannelRecord>("channel"))
     const labelBooks = yield* Ref.make(loaded<LabelBook>("labels"))
     const business = yield* Ref.make(loaded<boolean>("business"))
+    const profiles = yield* Ref.make(loaded<ProfileRecord>("profile"))
+    /** Per session, the `…@c.us` ids it blocked. */
+    const blocklists = yield* Ref.make(loaded<ReadonlyArray<string>>("blocklist"))
 
     /** Sets (or with `null` deletes) one record, in memory and in the ledger. */
     const writer = <A>(ref: Ref.Ref<HashMap.HashMap<string, A>>, kind: DirectoryKind) => (id: string, value: A | null) =>
@@ -149,6 +163,10 @@ export const makeDirectory = (
       putGroup: writer(groups, "group"),
       putChannel: writer(channels, "channel"),
       putLabels: writer(labelBooks, "labels"),
+      profiles,
+      blocklists,
+      putProfile: writer(profiles, "profile"),
+      putBlocklist: writer(blocklists, "blocklist"),
       setBusiness: (sessionId: string, value: boolean) => serialized(writer(business, "business")(sessionId, value)),
       isBusiness,
       lookup,
@@ -158,10 +176,15 @@ export const makeDirectory = (
       tell,
       contacts,
       /**
-       * A deleted session's labels and business flag go with it. Its phone stays in the groups and
-       * channels it was in (the account still exists; only this device was unlinked).
+       * A deleted session's labels, business flag, profile and blocklist go with it. Its phone stays
+       * in the groups and channels it was in (the account still exists; only this device was unlinked).
        */
       forget: (sessionId: string) =>
-        Effect.zipRight(writer(labelBooks, "labels")(sessionId, null), writer(business, "business")(sessionId, null))
+        Effect.all([
+          writer(labelBooks, "labels")(sessionId, null),
+          writer(business, "business")(sessionId, null),
+          writer(profiles, "profile")(sessionId, null),
+          writer(blocklists, "blocklist")(sessionId, null)
+        ], { discard: true })
     }
   })

@@ -16,7 +16,7 @@ import type { Line, Switchboard } from "./Switchboard.js"
  * as a `GroupChanged`, held like a message. Runs under the network's lock.
  */
 
-const groupNotFound = (groupId: string) => refuse("not_found", "GROUP_NOT_FOUND", `no group ${groupId} that this session is in`)
+export const groupNotFound = (groupId: string) => refuse("not_found", "GROUP_NOT_FOUND", `no group ${groupId} that this session is in`)
 const notAdmin = refuse("forbidden", "NOT_GROUP_ADMIN", "only a group admin may do that")
 const notMember = (groupId: string) => refuse("forbidden", "NOT_GROUP_MEMBER", `this session is not in the group ${groupId}`)
 
@@ -34,14 +34,15 @@ const view = (group: GroupRecord): Group => ({
   participants: group.participants
 })
 
-const ids = (group: GroupRecord) => group.participants.map((participant) => participant.id)
+export const ids = (group: GroupRecord) => group.participants.map((participant) => participant.id)
+export const adminsOf = (group: GroupRecord) => group.participants.filter((participant) => participant.role !== "member").map((participant) => participant.id)
 const find = (group: GroupRecord, id: string) => group.participants.find((participant) => participant.id === id)
-const withParticipants = (group: GroupRecord, participants: ReadonlyArray<GroupParticipant>): GroupRecord => ({ ...group, participants })
+export const withParticipants = (group: GroupRecord, participants: ReadonlyArray<GroupParticipant>): GroupRecord => ({ ...group, participants })
 const withRole = (group: GroupRecord, id: string, role: GroupParticipant["role"]) =>
   withParticipants(group, group.participants.map((participant) => participant.id === id ? { id, role } : participant))
 
 /** A change with the group as it is now (a `leave` carries none: the session is no longer in it). */
-const changed = (kind: GroupChange["kind"], group: GroupRecord, fields: Omit<GroupChange, "kind" | "groupId" | "group">) =>
+export const changed = (kind: GroupChange["kind"], group: GroupRecord, fields: Omit<GroupChange, "kind" | "groupId" | "group">) =>
   EngineEvent.GroupChanged({ change: { kind, groupId: group.id, ...(kind === "leave" ? {} : { group: view(group) }), ...fields } })
 
 /**
@@ -147,7 +148,9 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
 
   const updateParticipants = (line: Line, groupId: string, people: ReadonlyArray<string>, action: ParticipantAction) =>
     Effect.gen(function*() {
-      const before = yield* asAdmin(line, groupId)
+      const member = yield* asMember(line, groupId)
+      // With memberAddMode "all", any member may add; everything else is for admins.
+      const before = action === "add" && member.memberAddMode === "all" ? member : yield* asAdmin(line, groupId)
       const actor = find(before, personIdOf(line))!
       let group = before
       const results: Array<ParticipantResult> = []
@@ -182,12 +185,28 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
       return group.inviteCode
     })
 
+  /**
+   * With approval on, joining by link asks the admins instead (they hear `JoinRequestsChanged`),
+   * and the asker learns that its request waits; asking again adds nothing.
+   */
+  const askToJoin = (group: GroupRecord, me: string) =>
+    Effect.gen(function*() {
+      const requests = group.requests ?? []
+      if (!requests.some((request) => request.id === me)) {
+        const requestedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
+        yield* putGroup(group.id, { ...group, requests: [...requests, { id: me, requestedAt }] })
+        yield* tell(adminsOf(group), EngineEvent.JoinRequestsChanged({ request: { groupId: group.id, participants: [me], action: "created", by: me } }))
+      }
+      return yield* refuse("conflict", "JOIN_REQUEST_PENDING", "the group's admins approve who joins: the request waits for them")
+    })
+
   /** Joining a group one is already in changes nothing. */
   const join = (line: Line, code: string) =>
     Effect.gen(function*() {
       const me = personIdOf(line)
       const group = Array.from(HashMap.values(yield* Ref.get(groups))).find((candidate) => candidate.inviteCode === code)
       if (group === undefined) return yield* refuse("not_found", "INVITE_NOT_FOUND", "no group has that invite code (revoked?)")
+      if (find(group, me) === undefined && group.approval === true) return yield* askToJoin(group, me)
       if (find(group, me) === undefined) {
         yield* changeParticipants(withParticipants(group, [...group.participants, { id: me, role: "member" }]), "add", [me], me)
       }
@@ -256,5 +275,5 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
     }
   }
 
-  return { operations, toGroup, reactInGroup, otherMemberSessions }
+  return { operations, toGroup, reactInGroup, otherMemberSessions, asMember, asAdmin, changeParticipants }
 }

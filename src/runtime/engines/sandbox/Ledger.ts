@@ -30,7 +30,8 @@ export interface SentMessage {
 /**
  * Events the network holds for a session until its consumer took them: messages for it and what
  * others did to messages of its chats (reactions, edits, revokes, pins, poll votes), receipts
- * owed to it, and changes to its groups and labels. Presence is not held: like WhatsApp's, it
+ * owed to it, changes to its groups and labels, to people it knows, and join requests to groups
+ * it administers. Presence is not held: like WhatsApp's, it
  * is news only while it is current.
  */
 export const heldTags = [
@@ -42,7 +43,9 @@ export const heldTags = [
   "PollVoteReceived",
   "MessageStatusChanged",
   "GroupChanged",
-  "LabelChanged"
+  "LabelChanged",
+  "ContactsChanged",
+  "JoinRequestsChanged"
 ] as const
 
 export type HeldEvent = Extract<EngineEvent, { readonly _tag: typeof heldTags[number] }>
@@ -51,9 +54,10 @@ export const isHeldEvent = (event: EngineEvent): event is HeldEvent => (heldTags
 
 /**
  * The network's directory, one JSON record per thing: a `group` or a `channel` by its id; by
- * session id, a session's `labels` (its labels and chat associations) and its `business` flag.
+ * session id, a session's `labels` (its labels and chat associations), its `business` flag, its
+ * `profile` (name, about, picture) and its `blocklist`.
  */
-export type DirectoryKind = "group" | "channel" | "labels" | "business"
+export type DirectoryKind = "group" | "channel" | "labels" | "business" | "profile" | "blocklist"
 
 export interface DirectoryRecord {
   readonly kind: DirectoryKind
@@ -139,7 +143,7 @@ export const untilLedgerIsBack = (ledger: LedgerOperations<StoreUnavailable>): L
  * hold the same receipt again after it was taken, which is what the sender should hear), a
  * revoke once per message. Those keys come from the content, so the same event is held once.
  * Reactions, edits, pins and votes can change back and forth, so their keys also carry the
- * moment and what was set: each change arrives, the same one only once. A group or label change
+ * moment and what was set: each change arrives, the same one only once. A group, label or contact change, or a join request,
  * is keyed by its arrival `seq` instead: two changes may look alike (a subject set back to what
  * it was, a label put on a chat again), and each must reach the session.
  */
@@ -149,6 +153,10 @@ export const heldKeyOf = (event: HeldEvent, seq: number): string => {
       return `group:${event.change.groupId}:${event.change.kind}:${seq}`
     case "LabelChanged":
       return `label:${event.change.kind}:${seq}`
+    case "ContactsChanged":
+      return `contacts:${seq}`
+    case "JoinRequestsChanged":
+      return `join-request:${event.request.groupId}:${seq}`
     case "MessageReceived":
       return `msg:${event.message.engineMessageId}`
     case "ReactionReceived": {
@@ -223,6 +231,10 @@ export const decodeHeld = (json: string): HeldEvent => {
       return EngineEvent.GroupChanged({ change: event.change })
     case "LabelChanged":
       return EngineEvent.LabelChanged({ change: event.change })
+    case "ContactsChanged":
+      return EngineEvent.ContactsChanged({ changes: event.changes })
+    case "JoinRequestsChanged":
+      return EngineEvent.JoinRequestsChanged({ request: event.request })
   }
 }
 

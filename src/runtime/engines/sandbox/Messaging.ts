@@ -111,7 +111,10 @@ export const personPhone = (chatId: string) => {
     : Effect.succeed(phone)
 }
 
-export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, conversations: Conversations) => {
+/** Whether a session blocked a person (`…@c.us`): what that person sends it is not delivered. */
+export type Blocks = (sessionId: string, personId: string) => Effect.Effect<boolean>
+
+export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, conversations: Conversations, blocks: Blocks) => {
   const { acknowledge, handTo, phoneOwners, receipt, recordSent, requireReady, schedule, sentMessages } = switchboard
 
   const send = (line: Line, { chatId, engineMessageId }: SendCommand, payload: Payload) =>
@@ -139,9 +142,11 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, co
       yield* acknowledge(engineMessageId, "sent")
       const owner = HashMap.get(yield* Ref.get(phoneOwners), recipientPhone)
       const from = `${senderPhone}@c.us`
-      // Both phones keep the conversation, linked to a session or not: it is their history.
+      // The sender's phone keeps the conversation, linked to a session or not: it is its history.
       const logged = { engineMessageId, from, fromLid: line.me.lid, payload, timestamp }
       yield* conversations.record(senderPhone, { ...logged, chatId: `${recipientPhone}@c.us`, fromMe: true })
+      // A recipient that blocked the sender never gets it: it stays at `sent`, as on WhatsApp.
+      if (Option.isSome(owner) && (yield* blocks(owner.value, from))) return { engineMessageId, timestamp }
       yield* conversations.record(recipientPhone, { ...logged, chatId: from, fromMe: false })
       if (Option.isSome(owner)) {
         yield* handTo(owner.value, received({ engineMessageId, chatId: from, from, fromLid: line.me.lid }, payload, timestamp))

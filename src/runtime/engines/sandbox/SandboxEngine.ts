@@ -1,5 +1,5 @@
 import type { StoreUnavailable } from "../../../domain/Errors.js"
-import { notYetAccountContacts, notYetCalls, notYetGroupAdmin, notYetProfile } from "../notYetSupported.js"
+import { notYetCalls } from "../notYetSupported.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
 import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent } from "../../Engine.js"
@@ -82,14 +82,14 @@ const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }:
         ),
       markRead: line.markRead,
       logout: logout(line, auth.clear),
-      groups: { ...line.groups, ...notYetGroupAdmin },
+      groups: line.groups,
       channels: line.channels,
       labels: line.labels,
-      contacts: { ...line.contacts, ...notYetAccountContacts },
+      contacts: line.contacts,
       messages: line.messages,
       presence: line.presence,
       chats: line.chats,
-      profile: notYetProfile,
+      profile: line.profile,
       calls: notYetCalls
     } satisfies EngineConnection
   })

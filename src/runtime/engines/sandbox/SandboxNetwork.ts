@@ -13,18 +13,20 @@ import {
 import type { ChannelOperations, ContactOperations, GroupOperations, LabelOperations } from "../../EngineDirectory.js"
 import type { MessageActionOperations, PresenceOperations } from "../../EngineMessageActions.js"
 import type { HistorySync } from "../../../domain/SessionSettings.js"
-import type { ChatOperations } from "../../EngineAccount.js"
+import type { AccountContactOperations, ChatOperations, GroupAdminOperations, ProfileOperations } from "../../EngineAccount.js"
 import { channelsOf } from "./Channels.js"
 import { chatsOf, makeConversations } from "./Chats.js"
 import { makeDirectory } from "./Directory.js"
+import { groupAdminOf } from "./GroupAdmin.js"
 import { groupsOf } from "./Groups.js"
-import { sandboxMeOf } from "./identity.js"
 import { labelsOf } from "./Labels.js"
 import { SandboxLedger, untilLedgerIsBack } from "./Ledger.js"
 import { makeMediaServer } from "./MediaServer.js"
 import { messageActionsOf } from "./MessageActions.js"
 import { messagingOf, type Payload, payloadOfContent } from "./Messaging.js"
+import { makePictures } from "./Pictures.js"
 import { makePresence } from "./Presence.js"
+import { profilesOf } from "./Profiles.js"
 import { makeSwitchboard } from "./Switchboard.js"
 
 export { sandboxPhoneOf } from "./identity.js"
@@ -35,7 +37,8 @@ export { sandboxPhoneOf } from "./identity.js"
  * that is away wait here until it is Ready again. The routing lives in `Switchboard.ts` and
  * `Messaging.ts`, edits, revokes, pins and votes in `MessageActions.ts`, presence in
  * `Presence.ts`, the groups, channels and labels in `Directory.ts`, `Groups.ts`, `Channels.ts`
- * and `Labels.ts`; this module ties it to connection scopes and exposes the injectable faults.
+ * and `Labels.ts`, group settings, pictures and join requests in `GroupAdmin.ts`, profiles,
+ * blocklists and id lookups in `Profiles.ts` (pictures on `Pictures.ts`' media server); this module ties it to connection scopes and exposes the injectable faults.
  */
 
 /** Faults a test (or a curious user) can inject to exercise the runtime's resilience. */
@@ -75,15 +78,16 @@ export interface SandboxLine {
   readonly markRead: (chatId: string, engineMessageIds: ReadonlyArray<string>) => Effect.Effect<void, EngineError>
   readonly react: (command: ReactCommand) => Effect.Effect<void, EngineError>
   readonly downloadMedia: (media: InboundMedia) => Effect.Effect<Uint8Array, EngineError>
-  readonly groups: GroupOperations
+  readonly groups: GroupOperations & GroupAdminOperations
   readonly channels: ChannelOperations
   readonly labels: LabelOperations
-  readonly contacts: ContactOperations
+  readonly contacts: ContactOperations & AccountContactOperations
   readonly messages: MessageActionOperations
   readonly presence: PresenceOperations
   readonly chats: ChatOperations
   /** Just linked: the phone sends its conversations as history batches, as much as `historySync` asks. */
   readonly offerHistory: (historySync: HistorySync) => Effect.Effect<void>
+  readonly profile: ProfileOperations
 }
 
 export interface SandboxNetworkOptions {
@@ -124,6 +128,9 @@ const make = (options: SandboxNetworkOptions) =>
     const { serialized } = switchboard
     const directory = yield* makeDirectory(switchboard, ledger, remembered.directory, options.businessByDefault ?? false)
     const groups = groupsOf(switchboard, directory)
+    const pictures = yield* makePictures
+    const profiles = profilesOf(switchboard, directory, pictures)
+    const groupAdmin = groupAdminOf(groups, directory, pictures)
     const channels = channelsOf(switchboard, directory)
     const labels = labelsOf(switchboard, directory)
     const conversations = yield* makeConversations
@@ -132,7 +139,7 @@ const make = (options: SandboxNetworkOptions) =>
       toGroup: groups.toGroup,
       toChannel: channels.toChannel,
       reactInGroup: groups.reactInGroup
-    }, conversations)
+    }, conversations, profiles.blocks)
     const messageActions = messageActionsOf(switchboard, {
       inGroup: groups.otherMemberSessions,
       inChannel: channels.audienceOf,
@@ -181,7 +188,7 @@ const make = (options: SandboxNetworkOptions) =>
     const attach = (sessionId: string) =>
       Effect.gen(function*() {
         yield* refuseIfBlocked(sessionId)
-        const me = sandboxMeOf(sessionId)
+        const me = yield* serialized(profiles.meOf(sessionId))
         const inbox = yield* Queue.unbounded<EngineEvent>()
         const closed = yield* Deferred.make<void>()
         const line = { sessionId, lineId: yield* Ref.getAndUpdate(nextLineId, (id) => id + 1), me, inbox, closed }
@@ -204,6 +211,7 @@ const make = (options: SandboxNetworkOptions) =>
         // Ready. The window that remains: an event pulled (released, `delivered` scheduled) but
         // not yet stored by the consumer when the process dies is lost. Uninterruptible, so that
         // an interrupted consumer never releases an event without acknowledging it.
+        const account = profiles.operations(line)
         const pulled = (event: EngineEvent) =>
           untilStoreIsBack(serialized(Effect.uninterruptible(switchboard.consumed(line, event))), "taking an event off the sandbox network")
         return {
@@ -222,14 +230,15 @@ const make = (options: SandboxNetworkOptions) =>
           markRead: (chatId, ids) => serialized(messaging.markRead(line, chatId, ids)),
           react: (command) => serialized(messaging.react(line, command)),
           downloadMedia: mediaServer.download,
-          groups: groups.operations(line),
+          groups: { ...groups.operations(line), ...groupAdmin(line) },
           channels: channels.operations(line),
           labels: labels.operations(line),
-          contacts: directory.contacts(line),
+          contacts: { ...directory.contacts(line), ...account.contacts },
           messages: messageActions.operations(line),
           presence: presence.operations(line),
           chats: chats.operations(line),
-          offerHistory: (historySync) => chats.offerHistory(line, historySync)
+          offerHistory: (historySync) => chats.offerHistory(line, historySync),
+          profile: account.profile
         } satisfies SandboxLine
       })
 

@@ -1,0 +1,32 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from "../domain/Errors.js"
+import { Profile, ProfileAboutRequest, ProfileNameRequest } from "../domain/Profile.js"
+import { Authentication } from "./Authentication.js"
+import { RequiredRole } from "./Endpoints.js"
+import { PicturePayload } from "./mediaRequest.js"
+import { wireError } from "./wireError.js"
+
+/** The session's own WhatsApp profile (its group of SwitchboardApi in ./Api.ts). */
+
+const sessionPath = Schema.Struct({ sessionId: Schema.String })
+const profileRoute = "/sessions/:sessionId/profile"
+
+/** A picture upload (profile or group): JSON `{media}` or multipart; refusals as for media sends. */
+export const pictureUpload = <const Name extends string>(name: Name, path: `/${string}`) =>
+  HttpApiEndpoint.put(name, path).annotate(RequiredRole, "operator")
+    .setPayload(PicturePayload)
+    .addError(wireError(PayloadTooLarge))
+    .addError(wireError(UnsupportedMediaType))
+    .addError(wireError(ServiceUnavailable))
+    .annotate(OpenApi.Description, "Any JPEG, PNG or WebP as JSON {media} (url or base64) or multipart (a file part); cropped to a centred square and scaled to WhatsApp's 640×640 JPEG.")
+
+export class ProfileGroup extends HttpApiGroup.make("profile")
+  .add(HttpApiEndpoint.get("get", profileRoute).annotate(RequiredRole, "viewer").setPath(sessionPath).addSuccess(Profile))
+  .add(HttpApiEndpoint.put("setName", `${profileRoute}/name`).annotate(RequiredRole, "operator").setPath(sessionPath).setPayload(ProfileNameRequest).addSuccess(Profile))
+  .add(HttpApiEndpoint.put("setAbout", `${profileRoute}/about`).annotate(RequiredRole, "operator").setPath(sessionPath).setPayload(ProfileAboutRequest).addSuccess(Profile))
+  .add(pictureUpload("setPicture", `${profileRoute}/picture`).setPath(sessionPath).addSuccess(Profile))
+  .add(HttpApiEndpoint.del("removePicture", `${profileRoute}/picture`).annotate(RequiredRole, "operator").setPath(sessionPath).addSuccess(Profile))
+  .middleware(Authentication)
+  .annotate(OpenApi.Description, "The session's own profile: its push name, about text and picture. The session must be ready.")
+{}
