@@ -37,6 +37,13 @@ const storeWithSession = Effect.gen(function*() {
   )
 })
 
+/** Neither test rings or goes online: what a session actor offers for calls and presence is not asked for. */
+const noAccountActions = {
+  rejectCall: () => Effect.die("no calls in this test"),
+  setOnline: Effect.die("no presence in this test"),
+  queueSend: () => Effect.die("no sends in this test")
+} satisfies Pick<InboundContext, "rejectCall" | "setOnline" | "queueSend">
+
 describe("inbound messages from an engine", () => {
   it.scoped("stores an unreadable message as unknown with its error, and takes the content when it is resent readable", () =>
     Effect.gen(function*() {
@@ -50,7 +57,8 @@ describe("inbound messages from an engine", () => {
           downloadMedia: () => Effect.die("no media in this test"),
           setStatus: () => Effect.void,
           showQr: () => Effect.void,
-          markReady: Effect.void
+          markReady: Effect.void,
+          ...noAccountActions
         }
         const deliver = (message: InboundMessage) => handleEngineEvent(EngineEvent.MessageReceived({ message }), context)
 
@@ -91,7 +99,8 @@ describe("inbound messages from an engine", () => {
             }),
           setStatus: () => Effect.void,
           showQr: () => Effect.void,
-          markReady: Effect.void
+          markReady: Effect.void,
+          ...noAccountActions
         }
         const image = (engineMessageId: string, ref: string, size: number | null) =>
           handleEngineEvent(EngineEvent.MessageReceived({

@@ -3,7 +3,8 @@ import type { StoreUnavailable } from "../domain/Errors.js"
 import { Clock, Context, DateTime, Effect, Layer, Option, type Stream } from "effect"
 import { mediaKey, MediaStore, type MediaStoreError } from "../runtime/ports/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../runtime/ports/store/BatchRepo.js"
-import { type MediaRecord, type MessageRow, noExtras } from "../runtime/ports/store/MessageRepo.js"
+import type { MediaRecord, MessageRow } from "../runtime/ports/store/MessageRepo.js"
+import { outboundRow as newOutboundRow } from "../runtime/OutboundRow.js"
 import {
   contactContent,
   locationContent,
@@ -148,32 +149,18 @@ const make = Effect.gen(function*() {
     content: OutboundContentFields,
     batchId: string | null,
     millis: number
-  ): MessageRow => {
-    const now = new Date(millis).toISOString()
-    const { extras, ...fields } = content
-    return {
-      ...noExtras,
-      ...extras,
-      sendOptions: sendOptionsOf(request),
-      id: uuidv7(millis),
-      sessionId: session.id,
+  ): MessageRow =>
+    newOutboundRow({
+      session,
       chatId: request.chatId,
-      from: session.phone === null ? "" : `${session.phone}@c.us`,
-      to: request.chatId,
-      fromMe: true,
-      ...fields,
-      status: "pending",
-      ack: 0,
-      error: null,
+      content,
       engineMessageId: engine.newMessageId(),
-      quotedMessageId: request.quotedMessageId ?? null,
-      mentions: request.mentions ?? null,
+      sendOptions: sendOptionsOf(request),
+      quotedMessageId: request.quotedMessageId,
+      mentions: request.mentions,
       batchId,
-      timestamp: now,
-      createdAt: now,
-      updatedAt: now
-    }
-  }
+      millis
+    })
 
   const findBatch = (sessionId: string, batchId: string) =>
     Effect.zipRight(

@@ -4,6 +4,7 @@ import { SqlApiKeyRepo } from "./ApiKeyRepo.js"
 import { SqlAuditRepo } from "./AuditRepo.js"
 import { SqlAuthRepo } from "./AuthRepo.js"
 import { SqlBatchRepo } from "./BatchRepo.js"
+import { SqlCallRepo } from "./CallRepo.js"
 import { SqlChannelRepo } from "./ChannelRepo.js"
 import { SqlContactRepo } from "./ContactRepo.js"
 import { SqlDeliveryRepo } from "./DeliveryRepo.js"
@@ -19,6 +20,7 @@ export * from "./ApiKeyRepo.js"
 export * from "./AuditRepo.js"
 export * from "./AuthRepo.js"
 export * from "./BatchRepo.js"
+export * from "./CallRepo.js"
 export * from "./ChannelRepo.js"
 export * from "./ContactRepo.js"
 export * from "./DeliveryRepo.js"
@@ -50,6 +52,7 @@ export const RepositoriesLive = Layer.mergeAll(
   SqlContactRepo,
   SqlEventRepo,
   SqlWebhookRepo,
-  SqlDeliveryRepo
+  SqlDeliveryRepo,
+  SqlCallRepo
 )
 export * from "./SqlSandboxLedger.js"
