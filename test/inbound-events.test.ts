@@ -41,8 +41,9 @@ const storeWithSession = Effect.gen(function*() {
 const noAccountActions = {
   rejectCall: () => Effect.die("no calls in this test"),
   setOnline: Effect.die("no presence in this test"),
-  queueSend: () => Effect.die("no sends in this test")
-} satisfies Pick<InboundContext, "rejectCall" | "setOnline" | "queueSend">
+  queueSend: () => Effect.die("no sends in this test"),
+  newMessageId: () => "3EB0NEVER"
+} satisfies Pick<InboundContext, "rejectCall" | "setOnline" | "queueSend" | "newMessageId">
 
 describe("inbound messages from an engine", () => {
   it.scoped("stores an unreadable message as unknown with its error, and takes the content when it is resent readable", () =>

@@ -7,7 +7,7 @@ import { DashboardServerLive } from "../http/Dashboard.js"
 import { HttpServerLive } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
 import { BaileysEngineLive } from "../runtime/engines/baileys/BaileysEngine.js"
-import { SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
+import { SandboxCallSimulator, SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
@@ -37,7 +37,7 @@ import { topologyFromSettings } from "./Topology.js"
  * memory is kept in the Store, so held messages survive a restart.
  */
 export const sandboxEngineLayer = (settings: Settings) =>
-  SandboxEngineLive.pipe(
+  Layer.merge(SandboxEngineLive, SandboxCallSimulator).pipe(
     Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay, businessByDefault: settings.sandboxBusiness })),
     Layer.provide(SqlSandboxLedger)
   )

@@ -5,6 +5,8 @@ import * as fs from "node:fs/promises"
 import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../domain/Errors.js"
 import { ChatIdFromInput } from "../domain/Ids.js"
 import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest, type TypingMs } from "../domain/Message.js"
+import { MediaStatusRequest } from "../domain/Status.js"
+import type { MediaStatusInput } from "../services/StatusUpdates.js"
 import { describeIssues, multipartReason } from "./ErrorResponses.js"
 import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js"
 
@@ -66,22 +68,36 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number, r
     return Buffer.concat(Chunk.toReadonlyArray(chunks))
   })
 
-const fromJson = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
+/**
+ * One kind of media body: the fields it takes as JSON (`media` among them) and as a multipart
+ * form (a `file` part among them), and what each becomes.
+ */
+interface MediaBody<Json, Form, Out> {
+  readonly json: Schema.Schema<Json, any>
+  readonly form: Schema.Schema<Form, any>
+  readonly fromJson: (payload: Json) => Out
+  readonly fromForm: (payload: Form, source: MediaSource) => Out
+}
+
+const fromJson = <Json, Form, Out>(request: HttpServerRequest.HttpServerRequest, body: MediaBody<Json, Form, Out>, maxBytes: number) =>
   Effect.gen(function*() {
-    const body = yield* readBody(request, mediaJsonBodyLimit(maxBytes), tooLarge(maxBytes))
-    const parsed = yield* Effect.try({ try: () => JSON.parse(body.toString("utf8")) as unknown, catch: () => invalid("the body is not valid JSON") })
+    const raw = yield* readBody(request, mediaJsonBodyLimit(maxBytes), tooLarge(maxBytes))
+    const parsed = yield* Effect.try({ try: () => JSON.parse(raw.toString("utf8")) as unknown, catch: () => invalid("the body is not valid JSON") })
     if (isTooDeep(parsed)) return yield* invalid(`the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`)
-    const payload = yield* decodeOrRefuse(SendMediaRequest, parsed)
-    return toInput(kind, payload, payload.media)
+    return body.fromJson(yield* decodeOrRefuse(body.json, parsed))
   })
 
-const fromMultipart = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
+const fromMultipart = <Json, Form extends { readonly file: Multipart.PersistedFile }, Out>(
+  request: HttpServerRequest.HttpServerRequest,
+  body: MediaBody<Json, Form, Out>,
+  maxBytes: number
+) =>
   Effect.gen(function*() {
     const boundary = boundaryOf(request.headers["content-type"])
     if (boundary === undefined) return yield* invalid("a multipart/form-data body needs a boundary in its Content-Type")
     const guard = new ClosingGuard(boundary)
-    const body = NodeHttpServerRequest.toIncomingMessage(request).pipe(guard)
-    const form = yield* NodeMultipart.persisted(body, request.headers).pipe(
+    const stream = NodeHttpServerRequest.toIncomingMessage(request).pipe(guard)
+    const form = yield* NodeMultipart.persisted(stream, request.headers).pipe(
       Multipart.withLimits({ maxFileSize: Option.some(maxBytes), maxFieldSize: 64 * 1024, maxParts: Option.some(16) }),
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes + 1024 * 1024)),
       Effect.mapError((error) => {
@@ -92,7 +108,7 @@ const fromMultipart = (request: HttpServerRequest.HttpServerRequest, kind: Media
       })
     )
     if (!guard.sawClose) return yield* invalid("the multipart body ends before its closing boundary")
-    const payload = yield* decodeOrRefuse(MediaForm, form)
+    const payload = yield* decodeOrRefuse(body.form, form)
     const data = yield* Effect.tryPromise({
       try: () => fs.readFile(payload.file.path),
       catch: () => invalid("the uploaded file could not be read")
@@ -102,8 +118,30 @@ const fromMultipart = (request: HttpServerRequest.HttpServerRequest, kind: Media
       mimetype: payload.file.contentType,
       filename: payload.file.name === "" ? undefined : payload.file.name
     }
-    return toInput(kind, { ...payload, ptt: payload.ptt === undefined ? undefined : payload.ptt === "true" }, source)
+    return body.fromForm(payload, source)
   })
+
+/** The body as JSON or multipart, as its content type says; any other content type is a 415. */
+const readMediaBody = <Json, Form extends { readonly file: Multipart.PersistedFile }, Out>(
+  request: HttpServerRequest.HttpServerRequest,
+  body: MediaBody<Json, Form, Out>,
+  maxBytes: number
+): Effect.Effect<Out, ValidationFailed | PayloadTooLarge | UnsupportedMediaType, Scope.Scope | FileSystem.FileSystem | Path.Path> => {
+  const contentType = (request.headers["content-type"] ?? "").toLowerCase()
+  if (contentType.startsWith("application/json")) return fromJson(request, body, maxBytes)
+  if (contentType.startsWith("multipart/form-data")) return fromMultipart(request, body, maxBytes)
+  return Effect.fail(new UnsupportedMediaType({
+    code: "UNSUPPORTED_MEDIA_TYPE",
+    message: "send media as application/json or multipart/form-data"
+  }))
+}
+
+const sendMediaBody = (kind: MediaKind): MediaBody<typeof SendMediaRequest.Type, typeof MediaForm.Type, SendMediaInput> => ({
+  json: SendMediaRequest,
+  form: MediaForm,
+  fromJson: (payload) => toInput(kind, payload, payload.media),
+  fromForm: (payload, source) => toInput(kind, { ...payload, ptt: payload.ptt === undefined ? undefined : payload.ptt === "true" }, source)
+})
 
 const toInput = (
   kind: MediaKind,
@@ -130,16 +168,32 @@ const toInput = (
 })
 
 /** The send, from whichever body the caller chose; any other content type is a 415. */
-export const readMediaRequest = (
-  request: HttpServerRequest.HttpServerRequest,
-  kind: MediaKind,
-  maxBytes: number
-): Effect.Effect<SendMediaInput, ValidationFailed | PayloadTooLarge | UnsupportedMediaType, Scope.Scope | FileSystem.FileSystem | Path.Path> => {
-  const contentType = (request.headers["content-type"] ?? "").toLowerCase()
-  if (contentType.startsWith("application/json")) return fromJson(request, kind, maxBytes)
-  if (contentType.startsWith("multipart/form-data")) return fromMultipart(request, kind, maxBytes)
-  return Effect.fail(new UnsupportedMediaType({
-    code: "UNSUPPORTED_MEDIA_TYPE",
-    message: "send media as application/json or multipart/form-data"
-  }))
-}
+export const readMediaRequest = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
+  readMediaBody(request, sendMediaBody(kind), maxBytes)
+
+/**
+ * An image or video status update's form: a `file` part, a caption, and `contacts` as one field
+ * of comma-separated numbers or chat ids (form fields are text).
+ */
+const MediaStatusForm = Schema.Struct({
+  file: Multipart.SingleFileSchema,
+  caption: MediaStatusRequest.fields.caption,
+  contacts: Schema.optional(Schema.compose(
+    Schema.split(",").pipe(Schema.compose(Schema.Array(Schema.Trim))),
+    MediaStatusRequest.fields.contacts.from
+  ))
+})
+
+/** What the contract documents for the image and video status endpoints: either body. */
+export const MediaStatusPayload = Schema.Union(MediaStatusRequest, HttpApiSchema.Multipart(MediaStatusForm))
+
+const mediaStatusBody = (kind: "image" | "video"): MediaBody<MediaStatusRequest, typeof MediaStatusForm.Type, MediaStatusInput> => ({
+  json: MediaStatusRequest,
+  form: MediaStatusForm,
+  fromJson: ({ caption, contacts, media }) => ({ kind, source: media, caption, contacts }),
+  fromForm: ({ caption, contacts }, source) => ({ kind, source, caption, contacts })
+})
+
+/** An image or video status update, from whichever body the caller chose. */
+export const readMediaStatusRequest = (request: HttpServerRequest.HttpServerRequest, kind: "image" | "video", maxBytes: number) =>
+  readMediaBody(request, mediaStatusBody(kind), maxBytes)

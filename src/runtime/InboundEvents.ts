@@ -40,6 +40,8 @@ export interface InboundContext {
   readonly setOnline: Effect.Effect<void, EngineError>
   /** Hands a message the runtime stored as `pending` to the session's outbound lane. */
   readonly queueSend: (messageId: string) => Effect.Effect<void>
+  /** The engine's id for a message the runtime sends (see `Engine.newMessageId`). */
+  readonly newMessageId: () => string
 }
 
 /**

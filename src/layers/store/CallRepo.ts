@@ -44,9 +44,12 @@ export const SqlCallRepo = Layer.effect(
 
     const setStatus = Effect.fn("CallRepo.setStatus")(
       function*(sessionId: string, callId: string, status: CallStatus, at: string) {
+        const known = yield* findRow(sessionId, callId)
+        if (Option.isNone(known) || known.value.status === status) return Option.none<Call>()
         yield* sql`UPDATE calls SET status = ${status}, updated_at = ${at} WHERE id = ${rowId(sessionId, callId)}`
-        return yield* findRow(sessionId, callId)
+        return Option.some<Call>({ ...known.value, status })
       },
+      sql.withTransaction,
       orStoreUnavailable
     )
 

@@ -12,6 +12,8 @@ import {
 } from "../../Engine.js"
 import type { ChannelOperations, ContactOperations, GroupOperations, LabelOperations } from "../../EngineDirectory.js"
 import type { MessageActionOperations, PresenceOperations } from "../../EngineMessageActions.js"
+import type { CallOperations } from "../../EngineAccount.js"
+import { makeCalls, type SandboxCalls } from "./Calls.js"
 import { channelsOf } from "./Channels.js"
 import { makeDirectory } from "./Directory.js"
 import { groupsOf } from "./Groups.js"
@@ -22,6 +24,7 @@ import { makeMediaServer } from "./MediaServer.js"
 import { messageActionsOf } from "./MessageActions.js"
 import { messagingOf, type Payload, payloadOfContent } from "./Messaging.js"
 import { makePresence } from "./Presence.js"
+import { statusOf } from "./Status.js"
 import { makeSwitchboard } from "./Switchboard.js"
 
 export { sandboxPhoneOf } from "./identity.js"
@@ -78,6 +81,7 @@ export interface SandboxLine {
   readonly contacts: ContactOperations
   readonly messages: MessageActionOperations
   readonly presence: PresenceOperations
+  readonly calls: CallOperations
 }
 
 export interface SandboxNetworkOptions {
@@ -87,6 +91,8 @@ export interface SandboxNetworkOptions {
   readonly ackDelay?: Duration.DurationInput | undefined
   /** Every session is a WhatsApp Business account unless `setBusiness` says otherwise (default false). */
   readonly businessByDefault?: boolean | undefined
+  /** How long a call rings before it times out (default 45 seconds). */
+  readonly callTimeout?: Duration.DurationInput | undefined
 }
 
 export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<SandboxNetwork, SandboxFaults & {
@@ -95,6 +101,8 @@ export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<Sa
   readonly attach: (sessionId: string) => Effect.Effect<SandboxLine, EngineError, Scope.Scope>
   /** Drops what the network keeps for a deleted session: held events, its phone, the messages it sent. */
   readonly forget: (sessionId: string) => Effect.Effect<void>
+  /** Rings a ready session from a phone or another sandbox session (see `Calls.ts`). */
+  readonly ring: SandboxCalls["ring"]
 }>() {
   /**
    * The network, remembering what it holds in the `SandboxLedger` it is given, and keeping the
@@ -120,17 +128,21 @@ const make = (options: SandboxNetworkOptions) =>
     const groups = groupsOf(switchboard, directory)
     const channels = channelsOf(switchboard, directory)
     const labels = labelsOf(switchboard, directory)
+    const status = statusOf(switchboard)
     const messaging = messagingOf(switchboard, {
       toGroup: groups.toGroup,
       toChannel: channels.toChannel,
-      reactInGroup: groups.reactInGroup
+      reactInGroup: groups.reactInGroup,
+      toStatus: status.post
     })
     const messageActions = messageActionsOf(switchboard, {
       inGroup: groups.otherMemberSessions,
       inChannel: channels.audienceOf,
-      revisePost: channels.revisePost
+      revisePost: channels.revisePost,
+      statusAudience: status.tellAudience
     })
     const presence = yield* makePresence(switchboard)
+    const calls = yield* makeCalls(switchboard, Duration.decode(options.callTimeout ?? "45 seconds"))
     const mediaServer = yield* makeMediaServer
     const refusedUntil = yield* Ref.make(HashMap.empty<string, number>())
     const connectionCounts = yield* Ref.make(HashMap.empty<string, number>())
@@ -219,7 +231,8 @@ const make = (options: SandboxNetworkOptions) =>
           labels: labels.operations(line),
           contacts: directory.contacts(line),
           messages: messageActions.operations(line),
-          presence: presence.operations(line)
+          presence: presence.operations(line),
+          calls: calls.operations(line)
         } satisfies SandboxLine
       })
 
@@ -227,6 +240,7 @@ const make = (options: SandboxNetworkOptions) =>
       pairDelay: Duration.decode(options.pairDelay),
       attach,
       forget,
+      ring: calls.ring,
       dropConnection: (sessionId, reason = connectionLost) =>
         serialized(
           switchboard.liveLine(sessionId).pipe(
