@@ -26,6 +26,10 @@ import { Messaging } from "../services/Messaging.js"
 import { MessageActions } from "../services/MessageActions.js"
 import { PresenceTracker } from "../services/PresenceTracker.js"
 import { Sessions } from "../services/Sessions.js"
+import { Calls } from "../services/Calls.js"
+import { SandboxCalls } from "../services/SandboxCalls.js"
+import { SessionSettingsStore } from "../services/SessionSettings.js"
+import { StatusUpdates } from "../services/StatusUpdates.js"
 import { AppSettings, type Settings } from "../domain/Settings.js"
 import { MediaStore } from "../runtime/ports/MediaStore.js"
 import { LinkPreviews } from "../runtime/LinkPreviews.js"
@@ -80,8 +84,6 @@ export const SwitchboardCore = <EngineOut, E, R>(
   const runtime = topology.supervisor.pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
   const services = Layer.mergeAll(
     Sessions.layer,
-    Messaging.layer,
-    MessageActions.layer,
     PresenceTracker.layer,
     Groups.layer,
     Channels.layer,
@@ -91,8 +93,14 @@ export const SwitchboardCore = <EngineOut, E, R>(
     LiveEvents.layer,
     ApiKeys.layer,
     Audit.layer,
-    Health.layer
+    Health.layer,
+    SessionSettingsStore.layer,
+    Calls.layer,
+    SandboxCalls.layer
   ).pipe(
+    // Status updates post through Messaging and delete through MessageActions.
+    Layer.provideMerge(StatusUpdates.layer),
+    Layer.provideMerge(Layer.merge(Messaging.layer, MessageActions.layer)),
     Layer.provideMerge(MediaIntake.layer),
     Layer.provideMerge(topology.dispatcher),
     Layer.provideMerge(Metrics.layer),

@@ -40,6 +40,7 @@ import { ApiKeysGroup, AuditGroup } from "./SecurityApi.js"
 import { LiveEventsGroup, WebhooksGroup } from "./WebhooksApi.js"
 import { ListBody, PageParams } from "./Pagination.js"
 import { MessageActionsGroup, PresenceGroup } from "./MessageActionsApi.js"
+import { CallsGroup, SandboxGroup, SettingsGroup, StatusGroup } from "./StatusCallsApi.js"
 
 /**
  * The REST contract, declared apart from its handlers. Typed clients
@@ -226,6 +227,10 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .add(MetricsGroup)
   .add(ApiKeysGroup)
   .add(AuditGroup)
+  .add(SettingsGroup)
+  .add(StatusGroup)
+  .add(CallsGroup)
+  .add(SandboxGroup)
   .addError(wireError(ValidationFailed))
   .addError(wireError(NotFound))
   .addError(wireError(Conflict))

@@ -32,6 +32,7 @@ import { LiveEventsHandlers, WebhooksHandlers } from "./handlers/Webhooks.js"
 import { MessagesHandlers } from "./handlers/Messages.js"
 import { MessageActionsHandlers, PresenceHandlers } from "./handlers/MessageActions.js"
 import { SessionsHandlers } from "./handlers/Sessions.js"
+import { CallsHandlers, SandboxHandlers, SettingsHandlers, StatusHandlers } from "./handlers/StatusCalls.js"
 
 /** The API with every handler; needs the services (Sessions, Messaging, ApiKeys, Health). */
 export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
@@ -49,7 +50,11 @@ export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
     LiveEventsHandlers,
     MetricsHandlers,
     ApiKeysHandlers,
-    AuditHandlers
+    AuditHandlers,
+    SettingsHandlers,
+    StatusHandlers,
+    CallsHandlers,
+    SandboxHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )
