@@ -8,8 +8,9 @@ import { boundaryOf, isClosed, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js
 import { mediaJsonBodyLimit } from "./mediaRequest.js"
 import { matchedEndpoint } from "./Endpoints.js"
 
-/** The media sends read their body themselves, under MEDIA_MAX_BYTES (`mediaRequest.ts`). */
+/** The media sends (and image/video status updates) read their body themselves, under MEDIA_MAX_BYTES (`mediaRequest.ts`). */
 const mediaSends = new Set(["sendImage", "sendVideo", "sendAudio", "sendDocument"])
+const mediaStatusPosts = new Set(["postImage", "postVideo"])
 
 /**
  * The refusal of a body over `maxBytes`. The connection is closed after it: the rest of the
@@ -112,7 +113,8 @@ export const limitBodies = (bodyMaxBytes: number, mediaMaxBytes: number) =>
   Effect.gen(function*() {
     const matched = Option.getOrUndefined(yield* FiberRef.get(matchedEndpoint))
     const name = matched?.endpoint.group === "messages" ? matched.endpoint.name : undefined
-    const mediaSend = name !== undefined && mediaSends.has(name)
+    const mediaSend = (name !== undefined && mediaSends.has(name)) ||
+      (matched?.endpoint.group === "status" && mediaStatusPosts.has(matched.endpoint.name))
     const bulk = name === "sendBulk"
     const limit = mediaSend || bulk ? mediaJsonBodyLimit(mediaMaxBytes) : bodyMaxBytes
     const capped = HttpIncomingMessage.withMaxBodySize(Option.some(limit))
