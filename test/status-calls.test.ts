@@ -1,6 +1,7 @@
-import { Duration } from "effect"
+import { Duration, Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, readySession, TEST_KEY, useGateway } from "./support/gateway.js"
+import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
+import { eventually, readySession, startGatewayWith, TEST_KEY, useGateway } from "./support/gateway.js"
 import { base64, png } from "./support/mediaSamples.js"
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookReceiver.js"
 
@@ -209,5 +210,21 @@ describe("settings, status updates and calls between sandbox sessions", () => {
       expect(badCaller.status).toBe(400)
       expect((await ring(bob.id, { from: "" })).status).toBe(400)
     })
+  })
+})
+
+describe("the incoming-call endpoint on another engine", () => {
+  it("is 404 NOT_SANDBOX: only the sandbox simulates calls", async () => {
+    const scope = await Effect.runPromise(Scope.make())
+    try {
+      // Baileys pointed at a port nobody listens on: no session connects, none needs to.
+      const gateway = await Effect.runPromise(Scope.extend(startGatewayWith(BaileysEngineLive({ waWebSocketUrl: "ws://127.0.0.1:9" })), scope))
+      const created = await gateway.call("POST", "/api/sessions", { body: { name: "not-sandbox" } })
+      const rung = await gateway.call("POST", `/api/sandbox/sessions/${created.body.id}/incoming-call`, { body: { from: "4915100000001" } })
+      expect(rung.status).toBe(404)
+      expect(rung.body.code).toBe("NOT_SANDBOX")
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
   })
 })
