@@ -73,6 +73,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number, r
  * form (a `file` part among them), and what each becomes.
  */
 interface MediaBody<Json, Form, Out> {
+  // Any encoded form: both are decoded from what was parsed off the wire (`decodeUnknown`).
   readonly json: Schema.Schema<Json, any>
   readonly form: Schema.Schema<Form, any>
   readonly fromJson: (payload: Json) => Out
