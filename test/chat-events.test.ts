@@ -9,7 +9,7 @@ import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEv
 import { ChatRepo } from "../src/runtime/ports/store/ChatRepo.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
 import { letFibersRun } from "./support/core.js"
-import { storeWithSession } from "./support/inboundStore.js"
+import { noAccountActions, storeWithSession } from "./support/inboundStore.js"
 
 /**
  * What the phone tells of the account's chats, through the runtime into a real SQLite Store:
@@ -22,7 +22,8 @@ const context: InboundContext = {
   downloadMedia: () => Effect.die("no media in this test"),
   setStatus: () => Effect.void,
   showQr: () => Effect.void,
-  markReady: Effect.void
+  markReady: Effect.void,
+  ...noAccountActions
 }
 
 const friend = "15550002222@c.us"

@@ -8,7 +8,7 @@ import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEv
 import { Events } from "../src/runtime/Events.js"
 import { type DomainEvent } from "../src/domain/Events.js"
 import { letFibersRun } from "./support/core.js"
-import { storeWithSession } from "./support/inboundStore.js"
+import { noAccountActions, storeWithSession } from "./support/inboundStore.js"
 
 const inbound = (overrides: Partial<InboundMessage>): InboundMessage => ({
   engineMessageId: "3EB0AAAA",
@@ -35,7 +35,8 @@ describe("inbound messages from an engine", () => {
           downloadMedia: () => Effect.die("no media in this test"),
           setStatus: () => Effect.void,
           showQr: () => Effect.void,
-          markReady: Effect.void
+          markReady: Effect.void,
+          ...noAccountActions
         }
         const deliver = (message: InboundMessage) => handleEngineEvent(EngineEvent.MessageReceived({ message }), context)
 
@@ -76,7 +77,8 @@ describe("inbound messages from an engine", () => {
             }),
           setStatus: () => Effect.void,
           showQr: () => Effect.void,
-          markReady: Effect.void
+          markReady: Effect.void,
+          ...noAccountActions
         }
         const image = (engineMessageId: string, ref: string, size: number | null) =>
           handleEngineEvent(EngineEvent.MessageReceived({
@@ -132,7 +134,8 @@ describe("contact changes and blocked senders", () => {
           downloadMedia: () => Effect.die("no media in this test"),
           setStatus: () => Effect.void,
           showQr: () => Effect.void,
-          markReady: Effect.void
+          markReady: Effect.void,
+          ...noAccountActions
         }
         const heard = (change: { blocked?: boolean; pushName?: string }) =>
           handleEngineEvent(EngineEvent.ContactsChanged({ changes: [{ chatId: "15550002222@c.us", ...change }] }), context)

@@ -7,7 +7,7 @@ import { DashboardServerLive } from "../http/Dashboard.js"
 import { HttpServerLive } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
 import { BaileysEngineLive } from "../runtime/engines/baileys/BaileysEngine.js"
-import { SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
+import { SandboxCallSimulator, SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import { Lifecycle } from "../services/Lifecycle.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
@@ -29,6 +29,10 @@ import { Messaging } from "../services/Messaging.js"
 import { MessageActions } from "../services/MessageActions.js"
 import { PresenceTracker } from "../services/PresenceTracker.js"
 import { Sessions } from "../services/Sessions.js"
+import { Calls } from "../services/Calls.js"
+import { SandboxCalls } from "../services/SandboxCalls.js"
+import { SessionSettingsStore } from "../services/SessionSettings.js"
+import { StatusUpdates } from "../services/StatusUpdates.js"
 import { AppSettings, type Settings } from "../domain/Settings.js"
 import { MediaStore } from "../runtime/ports/MediaStore.js"
 import { LinkPreviews } from "../runtime/LinkPreviews.js"
@@ -40,7 +44,7 @@ import { topologyFromSettings } from "./Topology.js"
  * memory is kept in the Store, so held messages survive a restart.
  */
 export const sandboxEngineLayer = (settings: Settings) =>
-  SandboxEngineLive.pipe(
+  Layer.merge(SandboxEngineLive, SandboxCallSimulator).pipe(
     Layer.provideMerge(SandboxNetwork.layer({ pairDelay: settings.sandboxPairDelay, businessByDefault: settings.sandboxBusiness })),
     Layer.provide(SqlSandboxLedger)
   )
@@ -83,8 +87,6 @@ export const SwitchboardCore = <EngineOut, E, R>(
   const runtime = topology.supervisor.pipe(Layer.provideMerge(engine), Layer.provideMerge(base))
   const services = Layer.mergeAll(
     Sessions.layer,
-    Messaging.layer,
-    MessageActions.layer,
     PresenceTracker.layer,
     Groups.layer,
     Channels.layer,
@@ -97,8 +99,14 @@ export const SwitchboardCore = <EngineOut, E, R>(
     LiveEvents.layer,
     ApiKeys.layer,
     Audit.layer,
-    Health.layer
+    Health.layer,
+    SessionSettingsStore.layer,
+    Calls.layer,
+    SandboxCalls.layer
   ).pipe(
+    // Status updates post through Messaging and delete through MessageActions.
+    Layer.provideMerge(StatusUpdates.layer),
+    Layer.provideMerge(Layer.merge(Messaging.layer, MessageActions.layer)),
     Layer.provideMerge(MediaIntake.layer),
     Layer.provideMerge(topology.dispatcher),
     Layer.provideMerge(Metrics.layer),

@@ -42,6 +42,7 @@ import { LiveEventsGroup, WebhooksGroup } from "./WebhooksApi.js"
 import { ListBody, PageParams } from "./Pagination.js"
 import { MessageActionsGroup, PresenceGroup } from "./MessageActionsApi.js"
 import { ProfileGroup } from "./ProfileApi.js"
+import { CallsGroup, SandboxGroup, SettingsGroup, StatusGroup } from "./StatusCallsApi.js"
 
 /**
  * The REST contract, declared apart from its handlers. Typed clients
@@ -230,6 +231,10 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .add(MetricsGroup)
   .add(ApiKeysGroup)
   .add(AuditGroup)
+  .add(SettingsGroup)
+  .add(StatusGroup)
+  .add(CallsGroup)
+  .add(SandboxGroup)
   .addError(wireError(ValidationFailed))
   .addError(wireError(NotFound))
   .addError(wireError(Conflict))

@@ -8,10 +8,21 @@ import { boundaryOf, isClosed, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js
 import { mediaJsonBodyLimit } from "./mediaRequest.js"
 import { matchedEndpoint } from "./Endpoints.js"
 
-/** The media sends read their body themselves, under MEDIA_MAX_BYTES (`mediaRequest.ts`). */
-const mediaSends = new Set(["sendImage", "sendVideo", "sendAudio", "sendDocument"])
-/** So do picture uploads, by `group.endpoint` (`mediaRequest.ts`'s `readPictureRequest`). */
-const pictureUploads = new Set(["profile.setPicture", "groups.setPicture"])
+/**
+ * The endpoints that take media (`group.endpoint`) read their body themselves, under
+ * MEDIA_MAX_BYTES (`mediaRequest.ts`): the media sends, image and video status updates, and
+ * picture uploads.
+ */
+const readOwnMediaBody = new Set([
+  "messages.sendImage",
+  "messages.sendVideo",
+  "messages.sendAudio",
+  "messages.sendDocument",
+  "status.postImage",
+  "status.postVideo",
+  "profile.setPicture",
+  "groups.setPicture"
+])
 
 /**
  * The refusal of a body over `maxBytes`. The connection is closed after it: the rest of the
@@ -113,10 +124,9 @@ export const limitBodies = (bodyMaxBytes: number, mediaMaxBytes: number) =>
 <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.gen(function*() {
     const matched = Option.getOrUndefined(yield* FiberRef.get(matchedEndpoint))
-    const name = matched?.endpoint.group === "messages" ? matched.endpoint.name : undefined
-    const mediaSend = (name !== undefined && mediaSends.has(name)) ||
-      (matched !== undefined && pictureUploads.has(`${matched.endpoint.group}.${matched.endpoint.name}`))
-    const bulk = name === "sendBulk"
+    const endpoint = matched === undefined ? undefined : `${matched.endpoint.group}.${matched.endpoint.name}`
+    const mediaSend = endpoint !== undefined && readOwnMediaBody.has(endpoint)
+    const bulk = endpoint === "messages.sendBulk"
     const limit = mediaSend || bulk ? mediaJsonBodyLimit(mediaMaxBytes) : bodyMaxBytes
     const capped = HttpIncomingMessage.withMaxBodySize(Option.some(limit))
     const request = yield* HttpServerRequest.HttpServerRequest

@@ -34,6 +34,7 @@ import { MessagesHandlers } from "./handlers/Messages.js"
 import { MessageActionsHandlers, PresenceHandlers } from "./handlers/MessageActions.js"
 import { SessionsHandlers } from "./handlers/Sessions.js"
 import { ProfileHandlers } from "./handlers/Profile.js"
+import { CallsHandlers, SandboxHandlers, SettingsHandlers, StatusHandlers } from "./handlers/StatusCalls.js"
 
 /** The API with every handler; needs the services (Sessions, Messaging, ApiKeys, Health). */
 export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
@@ -53,7 +54,11 @@ export const ApiLive = HttpApiBuilder.api(SwitchboardApi).pipe(
     LiveEventsHandlers,
     MetricsHandlers,
     ApiKeysHandlers,
-    AuditHandlers
+    AuditHandlers,
+    SettingsHandlers,
+    StatusHandlers,
+    CallsHandlers,
+    SandboxHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )

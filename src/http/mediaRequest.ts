@@ -6,6 +6,8 @@ import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../doma
 import { ChatIdFromInput } from "../domain/Ids.js"
 import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest, type TypingMs } from "../domain/Message.js"
 import { PictureRequest } from "../domain/Profile.js"
+import { MediaStatusRequest } from "../domain/Status.js"
+import type { MediaStatusInput } from "../services/StatusUpdates.js"
 import { describeIssues, multipartReason } from "./ErrorResponses.js"
 import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js"
 
@@ -14,7 +16,6 @@ import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuard
  * (`media: {url}` or `media: {data (base64), mimetype?, filename?}`) or as multipart/form-data
  * (a `file` part plus the same fields). Read here by hand rather than by the router: the body
  * may be tens of megabytes, and too much of it must be a 413, not an unreadable request.
- * Picture uploads (profile, groups) come the same two ways: `readPictureRequest`.
  */
 
 /** The multipart form: a `file` part, and the other fields as text. */
@@ -68,39 +69,37 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number, r
     return Buffer.concat(Chunk.toReadonlyArray(chunks))
   })
 
-/** A JSON body carrying media (as base64 or a URL), decoded by `schema`. */
-const readJson = <A, I>(request: HttpServerRequest.HttpServerRequest, schema: Schema.Schema<A, I>, maxBytes: number) =>
+/**
+ * One kind of media body: the fields it takes as JSON (`media` among them) and as a multipart
+ * form (a `file` part among them), and what each becomes.
+ */
+interface MediaBody<Json, Form, Out> {
+  // Any encoded form: both are decoded from what was parsed off the wire (`decodeUnknown`).
+  readonly json: Schema.Schema<Json, any>
+  readonly form: Schema.Schema<Form, any>
+  readonly fromJson: (payload: Json) => Out
+  readonly fromForm: (payload: Form, source: MediaSource) => Out
+}
+
+const fromJson = <Json, Form, Out>(request: HttpServerRequest.HttpServerRequest, body: MediaBody<Json, Form, Out>, maxBytes: number) =>
   Effect.gen(function*() {
-    const body = yield* readBody(request, mediaJsonBodyLimit(maxBytes), tooLarge(maxBytes))
-    const parsed = yield* Effect.try({ try: () => JSON.parse(body.toString("utf8")) as unknown, catch: () => invalid("the body is not valid JSON") })
+    const raw = yield* readBody(request, mediaJsonBodyLimit(maxBytes), tooLarge(maxBytes))
+    const parsed = yield* Effect.try({ try: () => JSON.parse(raw.toString("utf8")) as unknown, catch: () => invalid("the body is not valid JSON") })
     if (isTooDeep(parsed)) return yield* invalid(`the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`)
-    return yield* decodeOrRefuse(schema, parsed)
+    return body.fromJson(yield* decodeOrRefuse(body.json, parsed))
   })
 
-const fromJson = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
-  Effect.map(readJson(request, SendMediaRequest, maxBytes), (payload) => toInput(kind, payload, payload.media))
-
-/** The uploaded file of a multipart form, as a media source. */
-const fileSource = (file: { readonly path: string; readonly contentType: string; readonly name: string }) =>
-  Effect.map(
-    Effect.tryPromise({ try: () => fs.readFile(file.path), catch: () => invalid("the uploaded file could not be read") }),
-    (data): MediaSource => ({ data: new Uint8Array(data), mimetype: file.contentType, filename: file.name === "" ? undefined : file.name })
-  )
-
-const fromMultipart = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
-  Effect.gen(function*() {
-    const payload = yield* readForm(request, MediaForm, maxBytes)
-    return toInput(kind, { ...payload, ptt: payload.ptt === undefined ? undefined : payload.ptt === "true" }, yield* fileSource(payload.file))
-  })
-
-/** A multipart/form-data body (a `file` part, fields as text), decoded by `schema`. */
-const readForm = <A, I>(request: HttpServerRequest.HttpServerRequest, schema: Schema.Schema<A, I>, maxBytes: number) =>
+const fromMultipart = <Json, Form extends { readonly file: Multipart.PersistedFile }, Out>(
+  request: HttpServerRequest.HttpServerRequest,
+  body: MediaBody<Json, Form, Out>,
+  maxBytes: number
+) =>
   Effect.gen(function*() {
     const boundary = boundaryOf(request.headers["content-type"])
     if (boundary === undefined) return yield* invalid("a multipart/form-data body needs a boundary in its Content-Type")
     const guard = new ClosingGuard(boundary)
-    const body = NodeHttpServerRequest.toIncomingMessage(request).pipe(guard)
-    const form = yield* NodeMultipart.persisted(body, request.headers).pipe(
+    const stream = NodeHttpServerRequest.toIncomingMessage(request).pipe(guard)
+    const form = yield* NodeMultipart.persisted(stream, request.headers).pipe(
       Multipart.withLimits({ maxFileSize: Option.some(maxBytes), maxFieldSize: 64 * 1024, maxParts: Option.some(16) }),
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes + 1024 * 1024)),
       Effect.mapError((error) => {
@@ -111,8 +110,40 @@ const readForm = <A, I>(request: HttpServerRequest.HttpServerRequest, schema: Sc
       })
     )
     if (!guard.sawClose) return yield* invalid("the multipart body ends before its closing boundary")
-    return yield* decodeOrRefuse(schema, form)
+    const payload = yield* decodeOrRefuse(body.form, form)
+    const data = yield* Effect.tryPromise({
+      try: () => fs.readFile(payload.file.path),
+      catch: () => invalid("the uploaded file could not be read")
+    })
+    const source: MediaSource = {
+      data: new Uint8Array(data),
+      mimetype: payload.file.contentType,
+      filename: payload.file.name === "" ? undefined : payload.file.name
+    }
+    return body.fromForm(payload, source)
   })
+
+/** The body as JSON or multipart, as its content type says; any other content type is a 415. */
+const readMediaBody = <Json, Form extends { readonly file: Multipart.PersistedFile }, Out>(
+  request: HttpServerRequest.HttpServerRequest,
+  body: MediaBody<Json, Form, Out>,
+  maxBytes: number
+): Effect.Effect<Out, ValidationFailed | PayloadTooLarge | UnsupportedMediaType, Scope.Scope | FileSystem.FileSystem | Path.Path> => {
+  const contentType = (request.headers["content-type"] ?? "").toLowerCase()
+  if (contentType.startsWith("application/json")) return fromJson(request, body, maxBytes)
+  if (contentType.startsWith("multipart/form-data")) return fromMultipart(request, body, maxBytes)
+  return Effect.fail(new UnsupportedMediaType({
+    code: "UNSUPPORTED_MEDIA_TYPE",
+    message: "send media as application/json or multipart/form-data"
+  }))
+}
+
+const sendMediaBody = (kind: MediaKind): MediaBody<typeof SendMediaRequest.Type, typeof MediaForm.Type, SendMediaInput> => ({
+  json: SendMediaRequest,
+  form: MediaForm,
+  fromJson: (payload) => toInput(kind, payload, payload.media),
+  fromForm: (payload, source) => toInput(kind, { ...payload, ptt: payload.ptt === undefined ? undefined : payload.ptt === "true" }, source)
+})
 
 const toInput = (
   kind: MediaKind,
@@ -138,38 +169,49 @@ const toInput = (
   typingMs: payload.typingMs
 })
 
-type MediaBodyError = ValidationFailed | PayloadTooLarge | UnsupportedMediaType
-type MediaBodyContext = Scope.Scope | FileSystem.FileSystem | Path.Path
-
-/** Reads the body as JSON or as multipart, whichever the caller chose; any other content type is a 415. */
-const eitherBody = <A>(
-  request: HttpServerRequest.HttpServerRequest,
-  readers: {
-    readonly json: Effect.Effect<A, MediaBodyError, MediaBodyContext>
-    readonly multipart: Effect.Effect<A, MediaBodyError, MediaBodyContext>
-  }
-): Effect.Effect<A, MediaBodyError, MediaBodyContext> => {
-  const contentType = (request.headers["content-type"] ?? "").toLowerCase()
-  if (contentType.startsWith("application/json")) return readers.json
-  if (contentType.startsWith("multipart/form-data")) return readers.multipart
-  return Effect.fail(new UnsupportedMediaType({
-    code: "UNSUPPORTED_MEDIA_TYPE",
-    message: "send media as application/json or multipart/form-data"
-  }))
-}
-
-/** The send, from whichever body the caller chose. */
+/** The send, from whichever body the caller chose; any other content type is a 415. */
 export const readMediaRequest = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
-  eitherBody<SendMediaInput>(request, { json: fromJson(request, kind, maxBytes), multipart: fromMultipart(request, kind, maxBytes) })
+  readMediaBody(request, sendMediaBody(kind), maxBytes)
+
+/**
+ * An image or video status update's form: a `file` part, a caption, and `contacts` as one field
+ * of comma-separated numbers or chat ids (form fields are text).
+ */
+const MediaStatusForm = Schema.Struct({
+  file: Multipart.SingleFileSchema,
+  caption: MediaStatusRequest.fields.caption,
+  contacts: Schema.optional(Schema.compose(
+    Schema.split(",").pipe(Schema.compose(Schema.Array(Schema.Trim))),
+    MediaStatusRequest.fields.contacts.from
+  ))
+})
+
+/** What the contract documents for the image and video status endpoints: either body. */
+export const MediaStatusPayload = Schema.Union(MediaStatusRequest, HttpApiSchema.Multipart(MediaStatusForm))
+
+const mediaStatusBody = (kind: "image" | "video"): MediaBody<MediaStatusRequest, typeof MediaStatusForm.Type, MediaStatusInput> => ({
+  json: MediaStatusRequest,
+  form: MediaStatusForm,
+  fromJson: ({ caption, contacts, media }) => ({ kind, source: media, caption, contacts }),
+  fromForm: ({ caption, contacts }, source) => ({ kind, source, caption, contacts })
+})
+
+/** An image or video status update, from whichever body the caller chose. */
+export const readMediaStatusRequest = (request: HttpServerRequest.HttpServerRequest, kind: "image" | "video", maxBytes: number) =>
+  readMediaBody(request, mediaStatusBody(kind), maxBytes)
 
 const PictureForm = Schema.Struct({ file: Multipart.SingleFileSchema })
 
-/** What the contract documents for a picture (profile or group): `{media}` as JSON, or a `file` part. */
+/** What the contract documents for a picture (the profile's or a group's): `{media}` as JSON, or a `file` part. */
 export const PicturePayload = Schema.Union(PictureRequest, HttpApiSchema.Multipart(PictureForm))
+
+const pictureBody: MediaBody<typeof PictureRequest.Type, typeof PictureForm.Type, MediaSource> = {
+  json: PictureRequest,
+  form: PictureForm,
+  fromJson: ({ media }) => media,
+  fromForm: (_, source) => source
+}
 
 /** A new picture's source, from whichever body the caller chose. */
 export const readPictureRequest = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
-  eitherBody<MediaSource>(request, {
-    json: Effect.map(readJson(request, PictureRequest, maxBytes), (payload) => payload.media),
-    multipart: Effect.flatMap(readForm(request, PictureForm, maxBytes), (form) => fileSource(form.file))
-  })
+  readMediaBody(request, pictureBody, maxBytes)

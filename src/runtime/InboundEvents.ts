@@ -15,6 +15,8 @@ import { applyGroupChange, applyLabelChange, recordContacts } from "./DirectoryE
 import { applyChatChanges, importHistory } from "./ChatEvents.js"
 import { applyContactChanges, applyJoinRequest } from "./ContactEvents.js"
 import { applyCall } from "./CallEvents.js"
+import { STATUS_CHAT_ID } from "../domain/Chat.js"
+import { type SessionSettings, settingsOrDefault } from "../domain/SessionSettings.js"
 import type { EngineError, EngineEvent, InboundMedia, InboundMessage, InboundReaction } from "./Engine.js"
 
 /** What happens to the media of received messages (`INCOMING_MEDIA`, `MEDIA_MAX_BYTES`). */
@@ -33,6 +35,14 @@ export interface InboundContext {
   readonly setStatus: (next: SessionStatus, error?: Omit<LastError, "at">) => Effect.Effect<void>
   readonly showQr: (qr: { readonly qr: string; readonly expiresAt: Date }) => Effect.Effect<void, StoreUnavailable>
   readonly markReady: Effect.Effect<void>
+  /** Rejects a ringing call on the connection the event came on (`rejectCalls`). */
+  readonly rejectCall: (callId: string, from: string) => Effect.Effect<void, EngineError>
+  /** Shows the account online (`markOnlineOnConnect`). */
+  readonly setOnline: Effect.Effect<void, EngineError>
+  /** Hands a message the runtime stored as `pending` to the session's outbound lane. */
+  readonly queueSend: (messageId: string) => Effect.Effect<void>
+  /** The engine's id for a message the runtime sends (see `Engine.newMessageId`). */
+  readonly newMessageId: () => string
 }
 
 /**
@@ -51,8 +61,9 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
       case "Ready": {
         const sessions = yield* SessionRepo
         const { phone, pushName, lid } = event.me
-        yield* sessions.update(context.sessionId, { phone, pushName, lid })
-        return yield* context.markReady
+        const row = yield* sessions.update(context.sessionId, { phone, pushName, lid })
+        yield* context.markReady
+        return yield* showOnlineIfAsked(context, settingsOrDefault(Option.getOrNull(row)?.settings ?? null))
       }
       case "MessageReceived":
         return yield* storeInbound(context, event.message, transactionally)
@@ -229,10 +240,24 @@ const storeReaction = (sessionId: string, reaction: InboundReaction) =>
     }, yield* DateTime.nowAsDate))
   })
 
+/**
+ * Whoever connects with `markOnlineOnConnect` is shown online once ready. Every engine is asked,
+ * whether or not it did so itself on connecting (Baileys does): being set online twice changes
+ * nothing, and an engine that did not is covered. A refusal only costs the presence.
+ */
+const showOnlineIfAsked = (context: InboundContext, settings: SessionSettings) =>
+  settings.markOnlineOnConnect
+    ? context.setOnline.pipe(Effect.catchAll((error) => Effect.logInfo("could not show the account online on connecting", error.code)))
+    : Effect.void
+
 const announceReceived = (sessionId: string, id: string, inbound: InboundMessage) =>
   Effect.gen(function*() {
     const message = yield* (yield* MessageRepo).findById(sessionId, id)
     if (Option.isNone(message)) return
+    // A contact's status update is no message of a chat: it has an event of its own.
+    if (inbound.chatId === STATUS_CHAT_ID) {
+      return yield* (yield* Events).publish(makeEvent("status.received", sessionId, { message: message.value }, yield* DateTime.nowAsDate))
+    }
     // Both ids of the sender, as far as known (WhatsApp increasingly shows only the LID).
     yield* (yield* Events).publish(makeEvent("message.received", sessionId, {
       message: message.value,

@@ -99,7 +99,12 @@ export const makeOutbound = (deps: OutboundDeps) =>
         })
       }
       if (!isMediaType(row.type) || media === null) {
-        return Effect.succeed({ type: "text", text: row.text ?? "", linkPreview: outboundPreview(row.linkPreview) })
+        return Effect.succeed({
+          type: "text",
+          text: row.text ?? "",
+          linkPreview: outboundPreview(row.linkPreview),
+          statusStyle: row.sendOptions?.statusStyle
+        })
       }
       const kind = row.type
       return deps.mediaStore.read(mediaKey(row.sessionId, row.id)).pipe(
@@ -174,7 +179,8 @@ export const makeOutbound = (deps: OutboundDeps) =>
             content,
             quoted: Option.getOrUndefined(Option.flatMap(quoted, quotedOf)),
             mentions: mentions ?? undefined,
-            forwarded: row.value.forwarded
+            forwarded: row.value.forwarded,
+            statusAudience: row.value.sendOptions?.statusAudience
           })
         })
         const sent = yield* send.pipe(

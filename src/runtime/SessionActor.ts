@@ -202,7 +202,12 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
           Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(readySince, Option.some(now))),
           setStatus("ready"),
           SubscriptionRef.set(readyConnection, Option.some(conn))
-        ], { discard: true })
+        ], { discard: true }),
+        rejectCall: (callId, from) => conn.calls.reject(callId, from),
+        setOnline: conn.presence.set({ state: "online" }),
+        // The lane is made below, before the first connection: events come only once it exists.
+        queueSend: (messageId) => outbound.enqueue(messageId),
+        newMessageId: engine.newMessageId
       })
 
     /** One connection, from connect to close. Never fails: a failed connect is an outcome too. */

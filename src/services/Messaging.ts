@@ -3,7 +3,9 @@ import type { StoreUnavailable } from "../domain/Errors.js"
 import { Clock, Context, DateTime, Effect, Layer, Option, type Stream } from "effect"
 import { mediaKey, MediaStore, type MediaStoreError } from "../runtime/ports/MediaStore.js"
 import { type BatchRecord, BatchRepo } from "../runtime/ports/store/BatchRepo.js"
-import { type MediaRecord, type MessageRow, noExtras } from "../runtime/ports/store/MessageRepo.js"
+import type { MediaRecord, MessageRow, SendOptions } from "../runtime/ports/store/MessageRepo.js"
+import { STATUS_CHAT_ID } from "../domain/Chat.js"
+import { outboundRow as newOutboundRow } from "../runtime/OutboundRow.js"
 import {
   contactContent,
   locationContent,
@@ -72,6 +74,13 @@ export interface MessagingService {
     SendResult,
     NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
   /**
+   * A status update (to `status@broadcast`): a text or a media, accepted like any send, its
+   * audience and look kept in the row's send options for the lane (and any resend) to use.
+   */
+  readonly sendStatus: (sessionId: string, update: StatusSend) => Effect.Effect<
+    SendResult,
+    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
+  /**
    * Sends a message of the session again (to any chat), marked forwarded; its media is copied
    * from the media store, not fetched again.
    */
@@ -110,6 +119,14 @@ export interface MessagingService {
   readonly cancelBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound | StoreUnavailable>
   readonly list: (sessionId: string, filter: MessageFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Message>, NotFound | StoreUnavailable>
   readonly get: (sessionId: string, messageId: string) => Effect.Effect<Message, NotFound | StoreUnavailable>
+}
+
+/** What a status update is made of; `audience` is never empty (WhatsApp encrypts it to each of them). */
+export interface StatusSend {
+  readonly audience: ReadonlyArray<string>
+  readonly content:
+    | { readonly type: "text"; readonly text: string; readonly style: NonNullable<SendOptions["statusStyle"]> }
+    | { readonly type: "media"; readonly input: SendMediaInput }
 }
 
 export class Messaging extends Context.Tag("switchboard/Messaging")<Messaging, MessagingService>() {
@@ -163,32 +180,18 @@ const make = Effect.gen(function*() {
     content: OutboundContentFields,
     batchId: string | null,
     millis: number
-  ): MessageRow => {
-    const now = new Date(millis).toISOString()
-    const { extras, ...fields } = content
-    return {
-      ...noExtras,
-      ...extras,
-      sendOptions: sendOptionsOf(request),
-      id: uuidv7(millis),
-      sessionId: session.id,
+  ): MessageRow =>
+    newOutboundRow({
+      session,
       chatId: request.chatId,
-      from: session.phone === null ? "" : `${session.phone}@c.us`,
-      to: request.chatId,
-      fromMe: true,
-      ...fields,
-      status: "pending",
-      ack: 0,
-      error: null,
+      content,
       engineMessageId: engine.newMessageId(),
-      quotedMessageId: request.quotedMessageId ?? null,
-      mentions: request.mentions ?? null,
+      sendOptions: sendOptionsOf(request),
+      quotedMessageId: request.quotedMessageId,
+      mentions: request.mentions,
       batchId,
-      timestamp: now,
-      createdAt: now,
-      updatedAt: now
-    }
-  }
+      millis
+    })
 
   const findBatch = (sessionId: string, batchId: string) =>
     Effect.zipRight(
@@ -249,6 +252,17 @@ const make = Effect.gen(function*() {
       return yield* accept(outboundRow(session, request, content, null, yield* Clock.currentTimeMillis))
     })
 
+  /** A media send: taken in, kept in the media store, then stored and queued. */
+  const sendMediaAs = (sessionId: string, input: SendMediaInput, addressing: OutboundAddressing) =>
+    Effect.gen(function*() {
+      const session = yield* sendingTo(sessionId, addressing.chatId)
+      if (addressing.quotedMessageId !== undefined) yield* get(sessionId, addressing.quotedMessageId)
+      const { content, data } = yield* takeInMedia(input)
+      const row = outboundRow(session, addressing, content, null, yield* Clock.currentTimeMillis)
+      yield* keepMedia([{ row, data }])
+      return yield* accept(row)
+    })
+
   /** What a forward of `original` carries: the same content, marked forwarded (a poll gets its own secret). */
   const forwardedContent = (original: MessageRow) =>
     Effect.gen(function*() {
@@ -279,14 +293,11 @@ const make = Effect.gen(function*() {
     sendLocation: Effect.fn("Messaging.sendLocation")((sessionId, request) => sendContent(sessionId, request, locationContent(request))),
     sendContact: Effect.fn("Messaging.sendContact")((sessionId, request) => sendContent(sessionId, request, contactContent(request))),
     sendPoll: Effect.fn("Messaging.sendPoll")((sessionId, request) => sendContent(sessionId, request, pollContent(request))),
-    sendMedia: Effect.fn("Messaging.sendMedia")(function*(sessionId, input) {
-      const session = yield* sendingTo(sessionId, input.chatId)
-      if (input.quotedMessageId !== undefined) yield* get(sessionId, input.quotedMessageId)
-      const { content, data } = yield* takeInMedia(input)
-      const row = outboundRow(session, input, content, null, yield* Clock.currentTimeMillis)
-      yield* keepMedia([{ row, data }])
-      return yield* accept(row)
-    }),
+    sendMedia: Effect.fn("Messaging.sendMedia")((sessionId, input) => sendMediaAs(sessionId, input, input)),
+    sendStatus: Effect.fn("Messaging.sendStatus")((sessionId, { audience, content }) =>
+      content.type === "text"
+        ? sendContent(sessionId, { chatId: STATUS_CHAT_ID, statusAudience: audience, statusStyle: content.style }, textContent(content.text))
+        : sendMediaAs(sessionId, { ...content.input, chatId: STATUS_CHAT_ID }, { chatId: STATUS_CHAT_ID, statusAudience: audience })),
     forward: Effect.fn("Messaging.forward")(function*(sessionId, messageId, request) {
       const session = yield* sendingTo(sessionId, request.chatId)
       const original = Option.filter(yield* messages.findRow(messageId), (row) => row.sessionId === sessionId)

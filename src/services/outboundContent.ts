@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto"
-import type { MessageType, SendContactRequest, SendLocationRequest, SendPollRequest, TypingMs } from "../domain/Message.js"
+import type { SendContactRequest, SendLocationRequest, SendPollRequest, TypingMs } from "../domain/Message.js"
 import { cardOf } from "../domain/vcard.js"
-import type { MediaRecord, MessageExtras, SendOptions } from "../runtime/ports/store/MessageRepo.js"
+import type { OutboundContentFields } from "../runtime/OutboundRow.js"
+import type { SendOptions } from "../runtime/ports/store/MessageRepo.js"
+
+export type { OutboundContentFields } from "../runtime/OutboundRow.js"
 
 /** The content of each kind of send, as its row will hold it. */
 
@@ -12,19 +15,16 @@ export interface OutboundAddressing {
   readonly mentions?: ReadonlyArray<string> | undefined
   readonly typingMs?: TypingMs | undefined
   readonly linkPreview?: boolean | undefined
-}
-
-export interface OutboundContentFields {
-  readonly type: MessageType
-  readonly text: string | null
-  readonly caption: string | null
-  readonly media: MediaRecord | null
-  readonly extras?: Partial<MessageExtras> | undefined
+  /** Status updates only (`status@broadcast`): who may see it, and a text's look. */
+  readonly statusAudience?: ReadonlyArray<string> | undefined
+  readonly statusStyle?: SendOptions["statusStyle"]
 }
 
 /** Kept on the row only when the caller asked for something other than the defaults. */
-export const sendOptionsOf = ({ linkPreview, typingMs }: OutboundAddressing): SendOptions | null =>
-  typingMs === undefined && linkPreview === undefined ? null : { typingMs, linkPreview }
+export const sendOptionsOf = ({ linkPreview, statusAudience, statusStyle, typingMs }: OutboundAddressing): SendOptions | null => {
+  const options = { typingMs, linkPreview, statusAudience, statusStyle }
+  return Object.values(options).every((value) => value === undefined) ? null : options
+}
 
 export const locationContent = (request: Omit<SendLocationRequest, "chatId">): OutboundContentFields => ({
   type: "location",

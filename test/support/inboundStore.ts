@@ -1,4 +1,5 @@
 import { Effect, Layer } from "effect"
+import type { InboundContext } from "../../src/runtime/InboundEvents.js"
 import { storeFromSettings } from "../../src/app/App.js"
 import { defaultSettings } from "../../src/app/Config.js"
 import { localDiskMediaStore } from "../../src/layers/media/mediaStoreLayers.js"
@@ -19,3 +20,11 @@ export const storeWithSession = (overrides: Partial<SessionRow> = {}) =>
       Layer.provideMerge(Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), localDiskMediaStore(`${dataDir}/media`)))
     )
   })
+
+/** For tests that neither ring nor go online: what a session actor offers for calls and presence is not asked for. */
+export const noAccountActions = {
+  rejectCall: () => Effect.die("no calls in this test"),
+  setOnline: Effect.die("no presence in this test"),
+  queueSend: () => Effect.die("no sends in this test"),
+  newMessageId: () => "3EB0NEVER"
+} satisfies Pick<InboundContext, "rejectCall" | "setOnline" | "queueSend" | "newMessageId">

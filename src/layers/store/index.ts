@@ -4,6 +4,7 @@ import { SqlApiKeyRepo } from "./ApiKeyRepo.js"
 import { SqlAuditRepo } from "./AuditRepo.js"
 import { SqlAuthRepo } from "./AuthRepo.js"
 import { SqlBatchRepo } from "./BatchRepo.js"
+import { SqlCallRepo } from "./CallRepo.js"
 import { SqlChannelRepo } from "./ChannelRepo.js"
 import { SqlChatRepo } from "./ChatRepo.js"
 import { SqlContactRepo } from "./ContactRepo.js"
@@ -20,6 +21,7 @@ export * from "./ApiKeyRepo.js"
 export * from "./AuditRepo.js"
 export * from "./AuthRepo.js"
 export * from "./BatchRepo.js"
+export * from "./CallRepo.js"
 export * from "./ChannelRepo.js"
 export * from "./ChatRepo.js"
 export * from "./ContactRepo.js"
@@ -53,6 +55,7 @@ export const RepositoriesLive = Layer.mergeAll(
   SqlEventRepo,
   SqlWebhookRepo,
   SqlDeliveryRepo,
-  SqlChatRepo
+  SqlChatRepo,
+  SqlCallRepo
 )
 export * from "./SqlSandboxLedger.js"

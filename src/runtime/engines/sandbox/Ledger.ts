@@ -25,6 +25,8 @@ export interface SentMessage {
   readonly poll?: { readonly options: ReadonlyArray<string>; readonly selectableCount: number } | undefined
   /** Deleted for everyone by its sender: it can be edited no more. */
   readonly revoked?: boolean | undefined
+  /** A status update (`recipientPhone` is `status@broadcast`): the phones that may see it. */
+  readonly audience?: ReadonlyArray<string> | undefined
 }
 
 /**

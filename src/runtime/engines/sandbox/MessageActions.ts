@@ -1,4 +1,5 @@
 import { Clock, Effect, HashMap, Option, Ref } from "effect"
+import { STATUS_CHAT_ID } from "../../../domain/Chat.js"
 import { EngineError, EngineEvent } from "../../Engine.js"
 import type { EditCommand, MessageActionOperations, MessageTarget, PinCommand, PollVoteCommand } from "../../EngineMessageActions.js"
 import { refuse } from "./Directory.js"
@@ -24,6 +25,8 @@ export interface ChatAudiences {
   ) => Effect.Effect<{ readonly from: string; readonly sessions: ReadonlyArray<{ readonly sessionId: string }> }, EngineError>
   /** The channel's own list of posts follows an edit (new text) or a revoke (`null`). */
   readonly revisePost: (channelId: string, postId: string, text: string | null) => Effect.Effect<void, EngineError>
+  /** Whoever could see a status update (see `Status.ts`). */
+  readonly statusAudience: (line: Line, sent: SentMessage, event: (chatIdThere: string, from: string) => HeldEvent) => Effect.Effect<void>
 }
 
 /** Only texts and the captions of photos, videos and documents can be edited, as on WhatsApp. */
@@ -33,7 +36,7 @@ const messageNotFound = (engineMessageId: string) =>
   refuse("not_found", "MESSAGE_NOT_FOUND", `the network carried no message ${engineMessageId} in this chat`)
 const notWriter = (what: string) => refuse("forbidden", "NOT_MESSAGE_WRITER", `only the writer of a message may ${what} it`)
 
-const isBroadcastChat = (chatId: string) => chatId.endsWith("@g.us") || chatId.endsWith("@newsletter")
+const isBroadcastChat = (chatId: string) => chatId.endsWith("@g.us") || chatId.endsWith("@newsletter") || chatId === STATUS_CHAT_ID
 
 export const messageActionsOf = (switchboard: Switchboard, audiences: ChatAudiences) => {
   const { handTo, phoneOwners, recordSent, requireReady, sentMessages, serialized } = switchboard
@@ -110,9 +113,9 @@ export const messageActionsOf = (switchboard: Switchboard, audiences: ChatAudien
       const timestamp = yield* now
       yield* recordSent(target.engineMessageId, { ...sent, revoked: true })
       if (chatId.endsWith("@newsletter")) yield* audiences.revisePost(chatId, target.engineMessageId, null)
-      yield* tellOthers(line, chatId, (chatIdThere, from) =>
+      const revoked = (chatIdThere: string, from: string) =>
         EngineEvent.MessageRevoked({ revoke: { chatId: chatIdThere, from, targetEngineMessageId: target.engineMessageId, timestamp } })
-      )
+      yield* chatId === STATUS_CHAT_ID ? audiences.statusAudience(line, sent, revoked) : tellOthers(line, chatId, revoked)
     })
 
   /** Anyone in the chat may pin any of its messages, also one the network did not carry (an echo's). */

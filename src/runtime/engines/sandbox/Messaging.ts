@@ -1,4 +1,5 @@
 import { Clock, Effect, HashMap, Option, Ref } from "effect"
+import { STATUS_CHAT_ID } from "../../../domain/Chat.js"
 import { phoneOfChatId } from "../../../domain/Ids.js"
 import type { ContactCard, LinkPreview, Location, MediaKind } from "../../../domain/Message.js"
 import { parseVcard } from "../../../domain/vcard.js"
@@ -25,6 +26,8 @@ export interface Broadcasts {
   readonly toGroup: (line: Line, engineMessageId: string, groupId: string, payload: Payload, timestamp: Date) => Effect.Effect<void, EngineError>
   readonly toChannel: (line: Line, engineMessageId: string, channelId: string, payload: Payload, timestamp: Date) => Effect.Effect<void, EngineError>
   readonly reactInGroup: (line: Line, command: ReactCommand, timestamp: Date) => Effect.Effect<void, EngineError>
+  /** A status update to the audience the command names (see `Status.ts`). */
+  readonly toStatus: (line: Line, engineMessageId: string, audience: ReadonlyArray<string> | undefined, payload: Payload, timestamp: Date) => Effect.Effect<void, EngineError>
 }
 
 /**
@@ -114,15 +117,22 @@ export const personPhone = (chatId: string) => {
 /** Whether a session blocked a person (`…@c.us`): what that person sends it is not delivered. */
 export type Blocks = (sessionId: string, personId: string) => Effect.Effect<boolean>
 
+/** What an echo contact takes for "post this as your status". */
+const echoStatusCommand = /^#status\s+([\s\S]+)$/
+
 export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, conversations: Conversations, blocks: Blocks) => {
   const { acknowledge, handTo, phoneOwners, receipt, recordSent, requireReady, schedule, sentMessages } = switchboard
 
-  const send = (line: Line, { chatId, engineMessageId }: SendCommand, payload: Payload) =>
+  const send = (line: Line, { chatId, engineMessageId, statusAudience }: SendCommand, payload: Payload) =>
     Effect.gen(function*() {
       yield* requireReady(line)
       const earlier = HashMap.get(yield* Ref.get(sentMessages), engineMessageId)
       if (Option.isSome(earlier)) return yield* resend(line, engineMessageId, earlier.value)
       const timestamp = new Date(yield* Clock.currentTimeMillis)
+      if (chatId === STATUS_CHAT_ID) {
+        yield* broadcasts.toStatus(line, engineMessageId, statusAudience, payload, timestamp)
+        return { engineMessageId, timestamp }
+      }
       if (chatId.endsWith("@g.us") || chatId.endsWith("@newsletter")) {
         const broadcast = chatId.endsWith("@g.us") ? broadcasts.toGroup : broadcasts.toChannel
         yield* broadcast(line, engineMessageId, chatId, payload, timestamp)
@@ -189,12 +199,18 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, co
 
   /**
    * An echo contact answers with what it got (the same text, media, place or cards, not marked
-   * as forwarded), and a poll with a vote for its first option.
+   * as forwarded), and a poll with a vote for its first option. Written `#status <text>`, it
+   * posts that text as a status update instead, seen by the writer.
    */
   const echoReply = (sessionId: string, echoPhone: string, engineMessageId: string, payload: Payload) =>
     Effect.gen(function*() {
       const timestamp = new Date(yield* Clock.currentTimeMillis)
       const echo = `${echoPhone}@c.us`
+      const statusText = payload.type === "text" ? echoStatusCommand.exec(payload.text)?.[1] : undefined
+      if (statusText !== undefined) {
+        const update = received({ engineMessageId: newSandboxMessageId(), chatId: STATUS_CHAT_ID, from: echo, fromLid: null }, { type: "text", text: statusText }, timestamp)
+        return yield* handTo(sessionId, update)
+      }
       if (payload.type === "poll") {
         const vote = { chatId: echo, voter: echo, targetEngineMessageId: engineMessageId, options: payload.poll.options.slice(0, 1), timestamp }
         return yield* handTo(sessionId, EngineEvent.PollVoteReceived({ vote }))

@@ -1,10 +1,10 @@
 import type { StoreUnavailable } from "../../../domain/Errors.js"
-import { notYetCalls } from "../notYetSupported.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
 import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent } from "../../Engine.js"
 import { newPairingCode, newQrRef, newSandboxMessageId } from "./identity.js"
 import { type SandboxLine, SandboxNetwork } from "./SandboxNetwork.js"
+import { CallSimulator } from "../../ports/CallSimulator.js"
 
 
 /**
@@ -90,7 +90,7 @@ const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }:
       presence: line.presence,
       chats: line.chats,
       profile: line.profile,
-      calls: notYetCalls
+      calls: line.calls
     } satisfies EngineConnection
   })
 
@@ -117,6 +117,12 @@ const logout = (line: SandboxLine, clearAuth: Effect.Effect<void, StoreUnavailab
         : Effect.fail(new EngineError({ code: "NOT_CONNECTED", message: "sandbox: the session is not connected", transient: true }))
     )
   )
+
+/** The sandbox's network rings sessions on request (`POST /api/sandbox/sessions/{id}/incoming-call`). */
+export const SandboxCallSimulator: Layer.Layer<CallSimulator, never, SandboxNetwork> = Layer.effect(
+  CallSimulator,
+  Effect.map(SandboxNetwork, (network) => CallSimulator.of({ ring: network.ring }))
+)
 
 export const SandboxEngineLive: Layer.Layer<Engine, never, SandboxNetwork> = Layer.effect(
   Engine,

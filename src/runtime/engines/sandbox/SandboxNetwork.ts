@@ -13,7 +13,8 @@ import {
 import type { ChannelOperations, ContactOperations, GroupOperations, LabelOperations } from "../../EngineDirectory.js"
 import type { MessageActionOperations, PresenceOperations } from "../../EngineMessageActions.js"
 import type { HistorySync } from "../../../domain/SessionSettings.js"
-import type { AccountContactOperations, ChatOperations, GroupAdminOperations, ProfileOperations } from "../../EngineAccount.js"
+import type { AccountContactOperations, CallOperations, ChatOperations, GroupAdminOperations, ProfileOperations } from "../../EngineAccount.js"
+import { makeCalls, type SandboxCalls } from "./Calls.js"
 import { channelsOf } from "./Channels.js"
 import { chatsOf, makeConversations } from "./Chats.js"
 import { makeDirectory } from "./Directory.js"
@@ -27,6 +28,7 @@ import { messagingOf, type Payload, payloadOfContent } from "./Messaging.js"
 import { makePictures } from "./Pictures.js"
 import { makePresence } from "./Presence.js"
 import { profilesOf } from "./Profiles.js"
+import { statusOf } from "./Status.js"
 import { makeSwitchboard } from "./Switchboard.js"
 
 export { sandboxPhoneOf } from "./identity.js"
@@ -88,6 +90,7 @@ export interface SandboxLine {
   /** Just linked: the phone sends its conversations as history batches, as much as `historySync` asks. */
   readonly offerHistory: (historySync: HistorySync) => Effect.Effect<void>
   readonly profile: ProfileOperations
+  readonly calls: CallOperations
 }
 
 export interface SandboxNetworkOptions {
@@ -97,6 +100,8 @@ export interface SandboxNetworkOptions {
   readonly ackDelay?: Duration.DurationInput | undefined
   /** Every session is a WhatsApp Business account unless `setBusiness` says otherwise (default false). */
   readonly businessByDefault?: boolean | undefined
+  /** How long a call rings before it times out (default 45 seconds). */
+  readonly callTimeout?: Duration.DurationInput | undefined
 }
 
 export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<SandboxNetwork, SandboxFaults & {
@@ -105,6 +110,8 @@ export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<Sa
   readonly attach: (sessionId: string) => Effect.Effect<SandboxLine, EngineError, Scope.Scope>
   /** Drops what the network keeps for a deleted session: held events, its phone, the messages it sent. */
   readonly forget: (sessionId: string) => Effect.Effect<void>
+  /** Rings a ready session from a phone or another sandbox session (see `Calls.ts`). */
+  readonly ring: SandboxCalls["ring"]
 }>() {
   /**
    * The network, remembering what it holds in the `SandboxLedger` it is given, and keeping the
@@ -135,17 +142,21 @@ const make = (options: SandboxNetworkOptions) =>
     const labels = labelsOf(switchboard, directory)
     const conversations = yield* makeConversations
     const chats = chatsOf(switchboard, conversations, groups.otherMemberSessions)
+    const status = statusOf(switchboard)
     const messaging = messagingOf(switchboard, {
       toGroup: groups.toGroup,
       toChannel: channels.toChannel,
-      reactInGroup: groups.reactInGroup
+      reactInGroup: groups.reactInGroup,
+      toStatus: status.post
     }, conversations, profiles.blocks)
     const messageActions = messageActionsOf(switchboard, {
       inGroup: groups.otherMemberSessions,
       inChannel: channels.audienceOf,
-      revisePost: channels.revisePost
+      revisePost: channels.revisePost,
+      statusAudience: status.tellAudience
     })
     const presence = yield* makePresence(switchboard)
+    const calls = yield* makeCalls(switchboard, Duration.decode(options.callTimeout ?? "45 seconds"))
     const mediaServer = yield* makeMediaServer
     const refusedUntil = yield* Ref.make(HashMap.empty<string, number>())
     const connectionCounts = yield* Ref.make(HashMap.empty<string, number>())
@@ -238,7 +249,8 @@ const make = (options: SandboxNetworkOptions) =>
           presence: presence.operations(line),
           chats: chats.operations(line),
           offerHistory: (historySync) => chats.offerHistory(line, historySync),
-          profile: account.profile
+          profile: account.profile,
+          calls: calls.operations(line)
         } satisfies SandboxLine
       })
 
@@ -246,6 +258,7 @@ const make = (options: SandboxNetworkOptions) =>
       pairDelay: Duration.decode(options.pairDelay),
       attach,
       forget,
+      ring: calls.ring,
       dropConnection: (sessionId, reason = connectionLost) =>
         serialized(
           switchboard.liveLine(sessionId).pipe(

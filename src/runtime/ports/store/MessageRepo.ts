@@ -40,6 +40,10 @@ export interface SendOptions {
   readonly typingMs?: TypingMs | undefined
   /** False when the caller asked for no link preview (default: a text's first URL gets one). */
   readonly linkPreview?: boolean | undefined
+  /** A status update's audience (chat ids), fixed when it was accepted so that a resend reaches the same people. */
+  readonly statusAudience?: ReadonlyArray<string> | undefined
+  /** A text status update's look. */
+  readonly statusStyle?: { readonly backgroundColor: string | null; readonly font: number | null } | undefined
 }
 
 /** What a message carries besides text and media; all null/false/empty for a plain message. */
