@@ -245,7 +245,7 @@ export const SessionDetail = ({ sessionId }: { sessionId: string }) => {
       </div>
 
       <div class="grid-2">
-        <ProfilePanel sessionId={session.id} ready={session.status === "ready"} />
+        <ProfilePanel sessionId={session.id} phone={session.phone} ready={session.status === "ready"} />
         <SettingsPanel sessionId={session.id} />
       </div>
       <CallLog sessionId={session.id} />

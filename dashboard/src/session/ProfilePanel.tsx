@@ -8,14 +8,19 @@ import { ErrorBox, Field, useAction } from "../ui"
  * from WhatsApp, so only while the session is ready. After each change the profile is read again,
  * so what shows is what WhatsApp now has.
  */
-export const ProfilePanel = ({ sessionId, ready }: { sessionId: string; ready: boolean }) => {
+export const ProfilePanel = ({ sessionId, phone, ready }: { sessionId: string; phone: string | null; ready: boolean }) => {
   const [profile, setProfile] = useState<Profile | null>(null)
   const [version, setVersion] = useState(0)
   const [name, setName] = useState("")
   const [about, setAbout] = useState("")
   const [file, setFile] = useState<File | null>(null)
   const { error, setError, busy, run } = useAction()
-  const picture = useApiImage(profile?.picture ?? null, version)
+  // Shown through the API (the bytes it caches for the account's own id), not the URL itself:
+  // that may be WhatsApp's CDN or an engine's own scheme (the sandbox's), which a page cannot load.
+  const picture = useApiImage(
+    profile?.picture == null || phone === null ? null : `/api/sessions/${sessionId}/contacts/${phone}@c.us/picture?format=image`,
+    version
+  )
 
   const show = (loaded: Profile) => {
     setProfile(loaded)
