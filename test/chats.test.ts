@@ -264,6 +264,29 @@ describe("the chat list between sandbox sessions", () => {
     const announced = receiver.deliveries.filter((d) => d.event === "message.received" && d.sessionId === carol.id).map((d) => d.data.message.text)
     expect(announced).toEqual(["live now"])
   })
+
+  it("with readReceipts off, reading clears the unread count here but sends no read receipt", async () => {
+    const quiet = await call("PUT", bob.id, "/settings", { readReceipts: false })
+    expect(quiet.body.readReceipts).toBe(false)
+    try {
+      const unseen = await send(alice, bob, "read quietly")
+      await eventually(() => chat(bob.id, chatOf(alice)), (r) => r.body.unreadCount >= 1)
+      await eventually(() => call("GET", alice.id, `/messages/${unseen}`), (r) => r.body.status === "delivered")
+      await call("POST", bob.id, "/messages/read", { chatId: alice.phone })
+      expect((await chat(bob.id, chatOf(alice))).body.unreadCount).toBe(0)
+      // Alice's message never turns read: no receipt went out.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect((await call("GET", alice.id, `/messages/${unseen}`)).body.status).toBe("delivered")
+
+      await call("PUT", bob.id, "/settings", { readReceipts: true })
+      const seen = await send(alice, bob, "read aloud")
+      await eventually(() => call("GET", alice.id, `/messages/${seen}`), (r) => r.body.status === "delivered")
+      await call("POST", bob.id, "/messages/read", { chatId: alice.phone })
+      await eventually(() => call("GET", alice.id, `/messages/${seen}`), (r) => r.body.status === "read")
+    } finally {
+      await call("PUT", bob.id, "/settings", { readReceipts: true })
+    }
+  })
 })
 
 describe("history with HISTORY_SYNC off, and asked for on demand", () => {

@@ -90,6 +90,16 @@ describe("settings, status updates and calls between sandbox sessions", () => {
       expect((await feed(carol.id)).some((m) => m.text === "off to the beach")).toBe(false)
     })
 
+    it("status updates stay out of the chat list, on the poster's side and the viewer's", async () => {
+      const posted = await call("POST", alice.id, "/status/text", { text: "no chat for this", contacts: [bob.phone] })
+      expect(posted.status).toBe(201)
+      await eventually(() => feed(bob.id), (items) => items.some((m) => m.text === "no chat for this"))
+      for (const session of [alice, bob]) {
+        const chats = (await call("GET", session.id, "/chats")).body.data as Array<{ chatId: string }>
+        expect(chats.map((c) => c.chatId)).not.toContain("status@broadcast")
+      }
+    })
+
     it("without contacts a status goes to every contact the session knows; an image status arrives with its media", async () => {
       // carol writes to alice: alice now knows carol (and bob, from before? not yet: bob never wrote to alice)
       await call("POST", carol.id, "/messages/send-text", { chatId: alice.phone, text: "hi alice" })
