@@ -5,26 +5,18 @@ import { defaultSessionSettings } from "../src/domain/SessionSettings.js"
 import { EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
 import type { HistoryBatch } from "../src/runtime/EngineAccount.js"
 import { Events } from "../src/runtime/Events.js"
-import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEvents.js"
+import { handleEngineEvent } from "../src/runtime/InboundEvents.js"
 import { ChatRepo } from "../src/runtime/ports/store/ChatRepo.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
 import { letFibersRun } from "./support/core.js"
-import { noAccountActions, storeWithSession } from "./support/inboundStore.js"
+import { inboundContext, storeWithSession } from "./support/inboundStore.js"
 
 /**
  * What the phone tells of the account's chats, through the runtime into a real SQLite Store:
  * its own changes to chats (archived, read, renamed, deleted there) and its history batches.
  */
 
-const context: InboundContext = {
-  sessionId: "s1",
-  media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
-  downloadMedia: () => Effect.die("no media in this test"),
-  setStatus: () => Effect.void,
-  showQr: () => Effect.void,
-  markReady: Effect.void,
-  ...noAccountActions
-}
+const context = inboundContext()
 
 const friend = "15550002222@c.us"
 const message = (engineMessageId: string, text: string, minute: number, fromMe = false): InboundMessage => ({

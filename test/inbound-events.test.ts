@@ -4,11 +4,11 @@ import { MediaStore } from "../src/runtime/ports/MediaStore.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
 import { ContactRepo } from "../src/runtime/ports/store/ContactRepo.js"
 import { EngineError, EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
-import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEvents.js"
+import { handleEngineEvent } from "../src/runtime/InboundEvents.js"
 import { Events } from "../src/runtime/Events.js"
 import { type DomainEvent } from "../src/domain/Events.js"
 import { letFibersRun } from "./support/core.js"
-import { noAccountActions, storeWithSession } from "./support/inboundStore.js"
+import { inboundContext, storeWithSession } from "./support/inboundStore.js"
 
 const inbound = (overrides: Partial<InboundMessage>): InboundMessage => ({
   engineMessageId: "3EB0AAAA",
@@ -29,15 +29,7 @@ describe("inbound messages from an engine", () => {
       yield* Effect.gen(function*() {
         const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
         yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
-        const context: InboundContext = {
-          sessionId: "s1",
-          media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
-          downloadMedia: () => Effect.die("no media in this test"),
-          setStatus: () => Effect.void,
-          showQr: () => Effect.void,
-          markReady: Effect.void,
-          ...noAccountActions
-        }
+        const context = inboundContext()
         const deliver = (message: InboundMessage) => handleEngineEvent(EngineEvent.MessageReceived({ message }), context)
 
         yield* deliver(inbound({ type: "unknown", text: null, error: { code: "DECRYPTION_FAILED", message: "no session" } }))
@@ -65,8 +57,7 @@ describe("inbound messages from an engine", () => {
       yield* Effect.gen(function*() {
         const bytes = new Uint8Array([1, 2, 3, 4, 5])
         const downloads: Array<unknown> = []
-        const context: InboundContext = {
-          sessionId: "s1",
+        const context = inboundContext({
           media: { incoming: "store", maxBytes: 10, keepRevoked: false },
           downloadMedia: (media) =>
             Effect.suspend(() => {
@@ -74,12 +65,8 @@ describe("inbound messages from an engine", () => {
               return media.ref === "gone"
                 ? Effect.fail(new EngineError({ code: "MEDIA_GONE", message: "the media expired", transient: false }))
                 : Effect.succeed(media.ref === "big" ? new Uint8Array(11) : bytes)
-            }),
-          setStatus: () => Effect.void,
-          showQr: () => Effect.void,
-          markReady: Effect.void,
-          ...noAccountActions
-        }
+            })
+        })
         const image = (engineMessageId: string, ref: string, size: number | null) =>
           handleEngineEvent(EngineEvent.MessageReceived({
             message: inbound({
@@ -128,15 +115,7 @@ describe("contact changes and blocked senders", () => {
       yield* Effect.gen(function*() {
         const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
         yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
-        const context: InboundContext = {
-          sessionId: "s1",
-          media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
-          downloadMedia: () => Effect.die("no media in this test"),
-          setStatus: () => Effect.void,
-          showQr: () => Effect.void,
-          markReady: Effect.void,
-          ...noAccountActions
-        }
+        const context = inboundContext()
         const heard = (change: { blocked?: boolean; pushName?: string }) =>
           handleEngineEvent(EngineEvent.ContactsChanged({ changes: [{ chatId: "15550002222@c.us", ...change }] }), context)
         const messages = yield* MessageRepo

@@ -21,10 +21,21 @@ export const storeWithSession = (overrides: Partial<SessionRow> = {}) =>
     )
   })
 
-/** For tests that neither ring nor go online: what a session actor offers for calls and presence is not asked for. */
-export const noAccountActions = {
+/**
+ * What a session actor hands the runtime for session "s1", as these tests need it: media kept up to 1 KiB, no
+ * downloads, status and QR changes ignored, and no calls, presence or sends asked for (each dies if it is).
+ * A test replaces only the parts it exercises.
+ */
+export const inboundContext = (overrides: Partial<InboundContext> = {}): InboundContext => ({
+  sessionId: "s1",
+  media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
+  downloadMedia: () => Effect.die("no media in this test"),
+  setStatus: () => Effect.void,
+  showQr: () => Effect.void,
+  markReady: Effect.void,
   rejectCall: () => Effect.die("no calls in this test"),
   setOnline: Effect.die("no presence in this test"),
   queueSend: () => Effect.die("no sends in this test"),
-  newMessageId: () => "3EB0NEVER"
-} satisfies Pick<InboundContext, "rejectCall" | "setOnline" | "queueSend" | "newMessageId">
+  newMessageId: () => "3EB0NEVER",
+  ...overrides
+})
