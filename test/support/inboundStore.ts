@@ -1,4 +1,5 @@
-import { Effect, Layer } from "effect"
+import { Chunk, Effect, Layer, Ref, Stream } from "effect"
+import type { DomainEvent } from "../../src/domain/Events.js"
 import type { InboundContext } from "../../src/runtime/InboundEvents.js"
 import { storeFromSettings } from "../../src/app/App.js"
 import { defaultSettings } from "../../src/app/Config.js"
@@ -7,6 +8,7 @@ import { Events } from "../../src/runtime/Events.js"
 import type { SessionRow } from "../../src/runtime/ports/store/SessionRepo.js"
 import { SessionRepo } from "../../src/runtime/ports/store/SessionRepo.js"
 import { sessionRow } from "./fixtures.js"
+import { letFibersRun } from "./core.js"
 import { tempDir } from "./gateway.js"
 
 /** A fresh Store (SQLite file, media directory, outbox) holding the linked session "s1" (with `overrides`). */
@@ -19,6 +21,25 @@ export const storeWithSession = (overrides: Partial<SessionRow> = {}) =>
     return insertSession.pipe(
       Layer.provideMerge(Layer.mergeAll(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings))), localDiskMediaStore(`${dataDir}/media`)))
     )
+  })
+
+type StoreServices = Layer.Layer.Success<Effect.Effect.Success<ReturnType<typeof storeWithSession>>>
+
+/**
+ * Runs `body` against a fresh Store holding session "s1" (with `overrides`), collecting the events
+ * it publishes: `seen` gives those published so far, once the fibers delivering them have run.
+ */
+export const withSessionStore = (
+  overrides: Partial<SessionRow>,
+  body: (seen: Effect.Effect<ReadonlyArray<DomainEvent>>) => Effect.Effect<void, unknown, StoreServices>
+) =>
+  Effect.gen(function*() {
+    const layer = yield* storeWithSession(overrides)
+    yield* Effect.gen(function*() {
+      const events = yield* Ref.make(Chunk.empty<DomainEvent>())
+      yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(events, Chunk.append(e))))
+      yield* body(letFibersRun.pipe(Effect.zipRight(Ref.get(events)), Effect.map(Chunk.toReadonlyArray)))
+    }).pipe(Effect.provide(layer))
   })
 
 /**
