@@ -1,30 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, type Layer, Option, Ref, Stream } from "effect"
-import type { DomainEvent } from "../src/domain/Events.js"
+import { Effect, Option } from "effect"
 import { defaultSessionSettings } from "../src/domain/SessionSettings.js"
 import { EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
 import type { HistoryBatch } from "../src/runtime/EngineAccount.js"
-import { Events } from "../src/runtime/Events.js"
-import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEvents.js"
+import { handleEngineEvent } from "../src/runtime/InboundEvents.js"
 import { ChatRepo } from "../src/runtime/ports/store/ChatRepo.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
-import { letFibersRun } from "./support/core.js"
-import { noAccountActions, storeWithSession } from "./support/inboundStore.js"
+import { inboundContext, withSessionStore } from "./support/inboundStore.js"
 
 /**
  * What the phone tells of the account's chats, through the runtime into a real SQLite Store:
  * its own changes to chats (archived, read, renamed, deleted there) and its history batches.
  */
 
-const context: InboundContext = {
-  sessionId: "s1",
-  media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
-  downloadMedia: () => Effect.die("no media in this test"),
-  setStatus: () => Effect.void,
-  showQr: () => Effect.void,
-  markReady: Effect.void,
-  ...noAccountActions
-}
+const context = inboundContext()
 
 const friend = "15550002222@c.us"
 const message = (engineMessageId: string, text: string, minute: number, fromMe = false): InboundMessage => ({
@@ -47,22 +36,13 @@ const batch = (messages: ReadonlyArray<InboundMessage>, overrides: Partial<Histo
   ...overrides
 })
 
-/** Runs `body` against a fresh Store whose session has these settings, collecting the events it publishes. */
-type StoreServices = Layer.Layer.Success<Effect.Effect.Success<ReturnType<typeof storeWithSession>>>
-
-const withStore = (historySync: "off" | "recent", body: (seen: Effect.Effect<ReadonlyArray<DomainEvent>>) => Effect.Effect<void, unknown, StoreServices>) =>
-  Effect.gen(function*() {
-    const layer = yield* storeWithSession({ settings: defaultSessionSettings(historySync) })
-    yield* Effect.gen(function*() {
-      const events = yield* Ref.make(Chunk.empty<DomainEvent>())
-      yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(events, Chunk.append(e))))
-      yield* body(letFibersRun.pipe(Effect.zipRight(Ref.get(events)), Effect.map(Chunk.toReadonlyArray)))
-    }).pipe(Effect.provide(layer))
-  })
+/** A fresh Store whose session imports history as `historySync` says. */
+const withHistorySync = (historySync: "off" | "recent", body: Parameters<typeof withSessionStore>[1]) =>
+  withSessionStore({ settings: defaultSessionSettings(historySync) }, body)
 
 describe("the phone's chats and history", () => {
   it.scoped("imports a history batch: own and received messages, counted once, no per-message event, duplicates skipped", () =>
-    withStore("recent", (seen) =>
+    withHistorySync("recent", (seen) =>
       Effect.gen(function*() {
         const live = message("LIVE1", "live", 30)
         yield* handleEngineEvent(EngineEvent.MessageReceived({ message: live }), context)
@@ -83,7 +63,7 @@ describe("the phone's chats and history", () => {
       })))
 
   it.scoped("with historySync off, the sync on linking is not imported, but history asked for is", () =>
-    withStore("off", (seen) =>
+    withHistorySync("off", (seen) =>
       Effect.gen(function*() {
         yield* handleEngineEvent(EngineEvent.HistoryReceived({ batch: batch([message("H1", "hello", 1)]) }), context)
         expect((yield* (yield* MessageRepo).list("s1", {}, Option.none())).total).toBe(0)
@@ -94,7 +74,7 @@ describe("the phone's chats and history", () => {
       })))
 
   it.scoped("follows the phone's changes to chats, announcing only what changed; a chat deleted there goes with its messages", () =>
-    withStore("recent", (seen) =>
+    withHistorySync("recent", (seen) =>
       Effect.gen(function*() {
         yield* handleEngineEvent(EngineEvent.MessageReceived({ message: message("M1", "one", 1) }), context)
         yield* handleEngineEvent(EngineEvent.MessageReceived({ message: message("M2", "two", 2) }), context)

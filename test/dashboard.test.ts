@@ -204,6 +204,15 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     await eventually(async () => received, (events) => events.includes("webhook.test"))
     await screenshot(page, "webhooks-1280")
 
+    // The test is kept among the webhook's deliveries, with the receiver's answer.
+    await webhook.getByTestId("webhook-show-deliveries").click()
+    const deliveries = page.getByTestId("webhook-deliveries")
+    const tested = deliveries.locator(`[data-testid="delivery-row"][data-status="delivered"]`).filter({ hasText: "webhook.test" })
+    await tested.waitFor()
+    expect(await tested.getByTestId("delivery-attempts").textContent()).toBe("1")
+    expect(await tested.textContent()).toContain("HTTP 200")
+    expect(await deliveries.getByTestId("deliveries-page").textContent()).toBe("Page 1 of 1")
+
     await goTo(page, "keys")
     await page.getByTestId("key-name").fill("browser made")
     await page.getByTestId("key-role").selectOption("viewer")

@@ -1,14 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Option, Ref, Stream } from "effect"
+import { Effect, Option } from "effect"
 import { MediaStore } from "../src/runtime/ports/MediaStore.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
 import { ContactRepo } from "../src/runtime/ports/store/ContactRepo.js"
 import { EngineError, EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
-import { handleEngineEvent, type InboundContext } from "../src/runtime/InboundEvents.js"
-import { Events } from "../src/runtime/Events.js"
-import { type DomainEvent } from "../src/domain/Events.js"
-import { letFibersRun } from "./support/core.js"
-import { noAccountActions, storeWithSession } from "./support/inboundStore.js"
+import { handleEngineEvent } from "../src/runtime/InboundEvents.js"
+import { inboundContext, withSessionStore } from "./support/inboundStore.js"
 
 const inbound = (overrides: Partial<InboundMessage>): InboundMessage => ({
   engineMessageId: "3EB0AAAA",
@@ -24,20 +21,9 @@ const inbound = (overrides: Partial<InboundMessage>): InboundMessage => ({
 
 describe("inbound messages from an engine", () => {
   it.scoped("stores an unreadable message as unknown with its error, and takes the content when it is resent readable", () =>
-    Effect.gen(function*() {
-      const layer = yield* storeWithSession()
-      yield* Effect.gen(function*() {
-        const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
-        yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
-        const context: InboundContext = {
-          sessionId: "s1",
-          media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
-          downloadMedia: () => Effect.die("no media in this test"),
-          setStatus: () => Effect.void,
-          showQr: () => Effect.void,
-          markReady: Effect.void,
-          ...noAccountActions
-        }
+    withSessionStore({}, (seen) =>
+      Effect.gen(function*() {
+        const context = inboundContext()
         const deliver = (message: InboundMessage) => handleEngineEvent(EngineEvent.MessageReceived({ message }), context)
 
         yield* deliver(inbound({ type: "unknown", text: null, error: { code: "DECRYPTION_FAILED", message: "no session" } }))
@@ -52,21 +38,17 @@ describe("inbound messages from an engine", () => {
         const list = yield* messages.list("s1", {}, Option.none())
         expect(list.total).toBe(1)
 
-        yield* letFibersRun
-        const received = Chunk.toReadonlyArray(yield* Ref.get(seen)).filter((e) => e.event === "message.received")
+        const received = (yield* seen).filter((e) => e.event === "message.received")
         expect(received.map((e) => (e.data as { message: { type: string } }).message.type)).toEqual(["unknown", "text"])
         expect(received[1]!.data).toMatchObject({ phone: "15550002222@c.us", lid: "200000000000001@lid" })
-      }).pipe(Effect.provide(layer))
-    }))
+      })))
 
   it.scoped("keeps received media in the media store; a failed or oversized download keeps the message, marked", () =>
-    Effect.gen(function*() {
-      const layer = yield* storeWithSession()
-      yield* Effect.gen(function*() {
+    withSessionStore({}, () =>
+      Effect.gen(function*() {
         const bytes = new Uint8Array([1, 2, 3, 4, 5])
         const downloads: Array<unknown> = []
-        const context: InboundContext = {
-          sessionId: "s1",
+        const context = inboundContext({
           media: { incoming: "store", maxBytes: 10, keepRevoked: false },
           downloadMedia: (media) =>
             Effect.suspend(() => {
@@ -74,12 +56,8 @@ describe("inbound messages from an engine", () => {
               return media.ref === "gone"
                 ? Effect.fail(new EngineError({ code: "MEDIA_GONE", message: "the media expired", transient: false }))
                 : Effect.succeed(media.ref === "big" ? new Uint8Array(11) : bytes)
-            }),
-          setStatus: () => Effect.void,
-          showQr: () => Effect.void,
-          markReady: Effect.void,
-          ...noAccountActions
-        }
+            })
+        })
         const image = (engineMessageId: string, ref: string, size: number | null) =>
           handleEngineEvent(EngineEvent.MessageReceived({
             message: inbound({
@@ -117,26 +95,14 @@ describe("inbound messages from an engine", () => {
         const late = yield* stored("LATE")
         expect(late).toMatchObject({ type: "image", caption: "a picture", media: { stored: true }, error: null })
         expect(Option.isSome(yield* store.read(`s1/${late.id}`))).toBe(true)
-      }).pipe(Effect.provide(layer))
-    }))
+      })))
 })
 
 describe("contact changes and blocked senders", () => {
   it.scoped("keeps a contact's change heard from the network (contact.update) and drops messages from a blocked sender", () =>
-    Effect.gen(function*() {
-      const layer = yield* storeWithSession()
-      yield* Effect.gen(function*() {
-        const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
-        yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
-        const context: InboundContext = {
-          sessionId: "s1",
-          media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
-          downloadMedia: () => Effect.die("no media in this test"),
-          setStatus: () => Effect.void,
-          showQr: () => Effect.void,
-          markReady: Effect.void,
-          ...noAccountActions
-        }
+    withSessionStore({}, (seen) =>
+      Effect.gen(function*() {
+        const context = inboundContext()
         const heard = (change: { blocked?: boolean; pushName?: string }) =>
           handleEngineEvent(EngineEvent.ContactsChanged({ changes: [{ chatId: "15550002222@c.us", ...change }] }), context)
         const messages = yield* MessageRepo
@@ -152,12 +118,10 @@ describe("contact changes and blocked senders", () => {
         yield* handleEngineEvent(EngineEvent.MessageReceived({ message: inbound({ engineMessageId: "3EB0BBBB" }) }), context)
         expect((yield* messages.list("s1", {}, Option.none())).total).toBe(1)
 
-        yield* letFibersRun
-        const updates = Chunk.toReadonlyArray(yield* Ref.get(seen)).filter((e) => e.event === "contact.update").map((e) => e.data)
+        const updates = (yield* seen).filter((e) => e.event === "contact.update").map((e) => e.data)
         expect(updates).toEqual([
           { chatId: "15550002222@c.us", changes: { pushName: "Carol", blocked: true } },
           { chatId: "15550002222@c.us", changes: { blocked: false } }
         ])
-      }).pipe(Effect.provide(layer))
-    }))
+      })))
 })

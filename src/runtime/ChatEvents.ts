@@ -1,17 +1,16 @@
-import { Clock, DateTime, Effect, Option } from "effect"
+import { DateTime, Effect, Option } from "effect"
 import { STATUS_CHAT_ID } from "../domain/Chat.js"
 import { makeEvent } from "../domain/makeEvent.js"
 import { settingsOrDefault } from "../domain/SessionSettings.js"
-import { uuidv7 } from "../domain/uuidv7.js"
 import { recordContacts } from "./DirectoryEvents.js"
 import type { InboundMessage } from "./Engine.js"
 import type { HistoryBatch, InboundChatChange } from "./EngineAccount.js"
 import { Events } from "./Events.js"
 import { forgetMedia } from "./InboundChanges.js"
-import { extrasOf, type InboundContext, keepMedia } from "./InboundEvents.js"
+import { type InboundContext, receivedRow } from "./InboundEvents.js"
 import { MediaStore } from "./ports/MediaStore.js"
 import { type ChatFields, ChatRepo } from "./ports/store/ChatRepo.js"
-import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
+import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
 import { Store } from "./ports/store/Store.js"
 
@@ -104,37 +103,14 @@ export const importHistory = (context: InboundContext, batch: HistoryBatch) =>
   })
 
 /** A message of the history as stored: the account's own ones `sent`, the others already `read` on the phone. */
-const historyRow = (context: InboundContext, me: string, inbound: InboundMessage) =>
-  Effect.gen(function*() {
-    const receivedAt = yield* Clock.currentTimeMillis
-    const id = uuidv7(receivedAt)
-    const kept = inbound.media === undefined ? undefined : yield* keepMedia(context, id, inbound.media)
-    const at = new Date(receivedAt).toISOString()
-    const fromMe = inbound.fromMe === true
-    const status = fromMe ? "sent" : "read"
-    const row: MessageRow = {
-      id,
-      sessionId: context.sessionId,
-      chatId: inbound.chatId,
-      from: fromMe ? me : inbound.from,
-      to: fromMe ? inbound.chatId : me,
-      fromMe,
-      type: inbound.type,
-      text: inbound.text,
-      caption: inbound.caption ?? null,
-      media: kept?.media ?? null,
-      status,
-      ack: fromMe ? 1 : 3,
-      error: inbound.error ?? kept?.error ?? null,
-      engineMessageId: inbound.engineMessageId,
-      quotedMessageId: null,
-      mentions: null,
-      batchId: null,
-      timestamp: inbound.timestamp.toISOString(),
-      createdAt: at,
-      updatedAt: at,
-      ...extrasOf(inbound),
-      source: "history"
-    }
-    return row
+const historyRow = (context: InboundContext, me: string, inbound: InboundMessage) => {
+  const fromMe = inbound.fromMe === true
+  return receivedRow(context, inbound, {
+    from: fromMe ? me : inbound.from,
+    to: fromMe ? inbound.chatId : me,
+    fromMe,
+    status: fromMe ? "sent" : "read",
+    ack: fromMe ? 1 : 3,
+    source: "history"
   })
+}

@@ -1,7 +1,7 @@
 import { Clock, DateTime, Effect, Option } from "effect"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { mediaKey, MediaStore } from "./ports/MediaStore.js"
-import { type MediaRecord, type MessageExtras, noExtras } from "./ports/store/MessageRepo.js"
+import { type MediaRecord, type MessageExtras, type MessageRow, noExtras } from "./ports/store/MessageRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { Store, type Transactionally } from "./ports/store/Store.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
@@ -131,44 +131,26 @@ const storeInbound = (context: InboundContext, inbound: InboundMessage, transact
     if (yield* fromBlocked(sessionId, inbound)) return
     const sessions = yield* SessionRepo
     const me = Option.flatMapNullable(yield* sessions.findById(sessionId), (row) => row.phone)
-    const receivedAt = yield* Clock.currentTimeMillis
-    const id = uuidv7(receivedAt)
-    const kept = inbound.media === undefined ? undefined : yield* keepMedia(context, id, inbound.media)
-    const at = new Date(receivedAt).toISOString()
+    const row = yield* receivedRow(context, inbound, {
+      from: inbound.from,
+      to: Option.match(me, { onNone: () => "", onSome: (phone) => `${phone}@c.us` }),
+      fromMe: false,
+      status: "delivered",
+      ack: 2,
+      source: "live"
+    })
     yield* transactionally(Effect.gen(function*() {
-      yield* messages.insert({
-        id,
-        sessionId,
-        chatId: inbound.chatId,
-        from: inbound.from,
-        to: Option.match(me, { onNone: () => "", onSome: (phone) => `${phone}@c.us` }),
-        fromMe: false,
-        type: inbound.type,
-        text: inbound.text,
-        caption: inbound.caption ?? null,
-        media: kept?.media ?? null,
-        status: "delivered",
-        ack: 2,
-        error: inbound.error ?? kept?.error ?? null,
-        engineMessageId: inbound.engineMessageId,
-        quotedMessageId: null,
-        mentions: null,
-        batchId: null,
-        timestamp: inbound.timestamp.toISOString(),
-        createdAt: at,
-        updatedAt: at,
-        ...extrasOf(inbound)
-      })
+      yield* messages.insert(row)
       // Whoever writes is someone the session knows (a channel is not a person).
       if (inbound.fromPhone !== null || inbound.fromLid !== null) {
         yield* recordContacts(sessionId, [{ phone: inbound.fromPhone, lid: inbound.fromLid, name: null }])
       }
-      yield* announceReceived(sessionId, id, inbound)
+      yield* announceReceived(sessionId, row.id, inbound)
     }))
   })
 
 /** What a received message carries besides text and media. */
-export const extrasOf = (inbound: InboundMessage): MessageExtras => ({
+const extrasOf = (inbound: InboundMessage): MessageExtras => ({
   ...noExtras,
   location: inbound.location ?? null,
   contacts: inbound.contacts ?? null,
@@ -183,6 +165,41 @@ export const extrasOf = (inbound: InboundMessage): MessageExtras => ({
   linkPreview: inbound.linkPreview ?? null,
   forwarded: inbound.forwarded ?? false
 })
+
+/** How a received message stands: who it is from and to, and how far along it is (live: delivered; history: sent or read). */
+export type ReceivedAs = Pick<MessageRow, "from" | "to" | "fromMe" | "status" | "ack" | "source">
+
+/**
+ * A received message (live, or from the phone's history) as a new row. Its media is downloaded
+ * first, so the caller inserts the row in its own transaction; a failed download is the row's error.
+ */
+export const receivedRow = (context: InboundContext, inbound: InboundMessage, as: ReceivedAs) =>
+  Effect.gen(function*() {
+    const receivedAt = yield* Clock.currentTimeMillis
+    const id = uuidv7(receivedAt)
+    const kept = inbound.media === undefined ? undefined : yield* keepMedia(context, id, inbound.media)
+    const at = new Date(receivedAt).toISOString()
+    const row: MessageRow = {
+      ...extrasOf(inbound),
+      id,
+      sessionId: context.sessionId,
+      chatId: inbound.chatId,
+      ...as,
+      type: inbound.type,
+      text: inbound.text,
+      caption: inbound.caption ?? null,
+      media: kept?.media ?? null,
+      error: inbound.error ?? kept?.error ?? null,
+      engineMessageId: inbound.engineMessageId,
+      quotedMessageId: null,
+      mentions: null,
+      batchId: null,
+      timestamp: inbound.timestamp.toISOString(),
+      createdAt: at,
+      updatedAt: at
+    }
+    return row
+  })
 
 /** Longest a received message's media may take to download before the message is stored without it. */
 const DOWNLOAD_TIMEOUT = "60 seconds"

@@ -1,4 +1,5 @@
-import { Effect, Layer } from "effect"
+import { Chunk, Effect, Layer, Ref, Stream } from "effect"
+import type { DomainEvent } from "../../src/domain/Events.js"
 import type { InboundContext } from "../../src/runtime/InboundEvents.js"
 import { storeFromSettings } from "../../src/app/App.js"
 import { defaultSettings } from "../../src/app/Config.js"
@@ -7,6 +8,7 @@ import { Events } from "../../src/runtime/Events.js"
 import type { SessionRow } from "../../src/runtime/ports/store/SessionRepo.js"
 import { SessionRepo } from "../../src/runtime/ports/store/SessionRepo.js"
 import { sessionRow } from "./fixtures.js"
+import { letFibersRun } from "./core.js"
 import { tempDir } from "./gateway.js"
 
 /** A fresh Store (SQLite file, media directory, outbox) holding the linked session "s1" (with `overrides`). */
@@ -21,10 +23,40 @@ export const storeWithSession = (overrides: Partial<SessionRow> = {}) =>
     )
   })
 
-/** For tests that neither ring nor go online: what a session actor offers for calls and presence is not asked for. */
-export const noAccountActions = {
+type StoreServices = Layer.Layer.Success<Effect.Effect.Success<ReturnType<typeof storeWithSession>>>
+
+/**
+ * Runs `body` against a fresh Store holding session "s1" (with `overrides`), collecting the events
+ * it publishes: `seen` gives those published so far, once the fibers delivering them have run.
+ */
+export const withSessionStore = (
+  overrides: Partial<SessionRow>,
+  body: (seen: Effect.Effect<ReadonlyArray<DomainEvent>>) => Effect.Effect<void, unknown, StoreServices>
+) =>
+  Effect.gen(function*() {
+    const layer = yield* storeWithSession(overrides)
+    yield* Effect.gen(function*() {
+      const events = yield* Ref.make(Chunk.empty<DomainEvent>())
+      yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(events, Chunk.append(e))))
+      yield* body(letFibersRun.pipe(Effect.zipRight(Ref.get(events)), Effect.map(Chunk.toReadonlyArray)))
+    }).pipe(Effect.provide(layer))
+  })
+
+/**
+ * What a session actor hands the runtime for session "s1", as these tests need it: media kept up to 1 KiB, no
+ * downloads, status and QR changes ignored, and no calls, presence or sends asked for (each dies if it is).
+ * A test replaces only the parts it exercises.
+ */
+export const inboundContext = (overrides: Partial<InboundContext> = {}): InboundContext => ({
+  sessionId: "s1",
+  media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
+  downloadMedia: () => Effect.die("no media in this test"),
+  setStatus: () => Effect.void,
+  showQr: () => Effect.void,
+  markReady: Effect.void,
   rejectCall: () => Effect.die("no calls in this test"),
   setOnline: Effect.die("no presence in this test"),
   queueSend: () => Effect.die("no sends in this test"),
-  newMessageId: () => "3EB0NEVER"
-} satisfies Pick<InboundContext, "rejectCall" | "setOnline" | "queueSend" | "newMessageId">
+  newMessageId: () => "3EB0NEVER",
+  ...overrides
+})

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, type Delivery, type PageOf, type Webhook } from "../api"
-import { ErrorBox, Pager, StatusBadge, Time, useAction } from "../ui"
+import { PagedTable } from "../PagedTable"
+import { ErrorBox, StatusBadge, Time, useAction } from "../ui"
 
 const LIMIT = 20
 
@@ -35,68 +36,44 @@ export const WebhookDeliveries = ({ webhook, reloadKey, onClose }: { webhook: We
         </div>
       </div>
       <ErrorBox error={error} onDismiss={() => setError(null)} />
-      {result === null ? (
-        <p class="muted">Loading…</p>
-      ) : result.items.length === 0 ? (
-        <p class="muted" data-testid="deliveries-empty">No deliveries yet.</p>
-      ) : (
-        <>
-          <Pager pagination={result.pagination} prefix="deliveries" onPage={setPage} />
-          <div class="table-wrap">
-            <table class="table cards">
-              <thead>
-                <tr>
-                  <th>Created</th>
-                  <th>Event</th>
-                  <th>Status</th>
-                  <th>Attempts</th>
-                  <th>Last answer</th>
-                  <th>Next attempt</th>
-                  <th></th>
-                </tr>
-              </thead>
-              <tbody>
-                {result.items.map((delivery) => (
-                  <tr key={delivery.id} data-testid="delivery-row" data-delivery-id={delivery.id} data-status={delivery.status}>
-                    <td data-label="Created"><Time iso={delivery.createdAt} /></td>
-                    <td data-label="Event"><code>{delivery.event}</code></td>
-                    <td data-label="Status"><StatusBadge status={delivery.status} testId="delivery-status" /></td>
-                    <td data-label="Attempts">
-                      {delivery.attemptLog.length === 0 ? (
-                        delivery.attempts
-                      ) : (
-                        <details>
-                          <summary data-testid="delivery-attempts">{delivery.attempts}</summary>
-                          <ol class="attempts">
-                            {delivery.attemptLog.map((attempt) => (
-                              <li key={attempt.attempt}>
-                                #{attempt.attempt} <Time iso={attempt.at} /> —{" "}
-                                {attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : attempt.error ?? "no answer"}
-                                {attempt.statusCode !== null && attempt.error ? ` (${attempt.error})` : ""}, {attempt.durationMs} ms
-                              </li>
-                            ))}
-                          </ol>
-                        </details>
-                      )}
-                    </td>
-                    <td data-label="Last answer">
-                      {delivery.lastStatusCode !== null ? `HTTP ${delivery.lastStatusCode}` : ""}
-                      {delivery.lastError ? <div class="muted small">{delivery.lastError}</div> : delivery.lastStatusCode === null ? "—" : ""}
-                    </td>
-                    <td data-label="Next attempt"><Time iso={delivery.nextAttemptAt} /></td>
-                    <td data-label="">
-                      <button type="button" data-testid="delivery-redeliver" disabled={busy === `redeliver:${delivery.id}`}
-                        onClick={() => void redeliver(delivery)}>
-                        Redeliver
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
-      )}
+      <PagedTable result={result} waiting="Loading…" empty="No deliveries yet." prefix="deliveries" onPage={setPage}
+        columns={["Created", "Event", "Status", "Attempts", "Last answer", "Next attempt", ""]}
+        row={(delivery) => (
+          <tr key={delivery.id} data-testid="delivery-row" data-delivery-id={delivery.id} data-status={delivery.status}>
+            <td data-label="Created"><Time iso={delivery.createdAt} /></td>
+            <td data-label="Event"><code>{delivery.event}</code></td>
+            <td data-label="Status"><StatusBadge status={delivery.status} testId="delivery-status" /></td>
+            <td data-label="Attempts">
+              {delivery.attemptLog.length === 0 ? (
+                delivery.attempts
+              ) : (
+                <details>
+                  <summary data-testid="delivery-attempts">{delivery.attempts}</summary>
+                  <ol class="attempts">
+                    {delivery.attemptLog.map((attempt) => (
+                      <li key={attempt.attempt}>
+                        #{attempt.attempt} <Time iso={attempt.at} /> —{" "}
+                        {attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : attempt.error ?? "no answer"}
+                        {attempt.statusCode !== null && attempt.error ? ` (${attempt.error})` : ""}, {attempt.durationMs} ms
+                      </li>
+                    ))}
+                  </ol>
+                </details>
+              )}
+            </td>
+            <td data-label="Last answer">
+              {delivery.lastStatusCode !== null ? `HTTP ${delivery.lastStatusCode}` : ""}
+              {delivery.lastError ? <div class="muted small">{delivery.lastError}</div> : delivery.lastStatusCode === null ? "—" : ""}
+            </td>
+            <td data-label="Next attempt"><Time iso={delivery.nextAttemptAt} /></td>
+            <td data-label="">
+              <button type="button" data-testid="delivery-redeliver" disabled={busy === `redeliver:${delivery.id}`}
+                onClick={() => void redeliver(delivery)}>
+                Redeliver
+              </button>
+            </td>
+          </tr>
+        )} />
     </div>
   )
 }

@@ -2,7 +2,8 @@ import { useMemo } from "preact/hooks"
 import { api, type Call } from "../api"
 import { usePagedList } from "../paging"
 import { useSessionChanges } from "../sessionChanges"
-import { ErrorBox, Pager, StatusBadge, Time, useAction } from "../ui"
+import { PagedTable } from "../PagedTable"
+import { ErrorBox, StatusBadge, Time, useAction } from "../ui"
 
 const LIMIT = 10
 
@@ -29,40 +30,24 @@ export const CallLog = ({ sessionId }: { sessionId: string }) => {
         actions.setError(null)
         loading.setError(null)
       }} />
-      {calls.result === null ? (
-        <p class="muted">{loading.busy ? "Loading…" : ""}</p>
-      ) : calls.result.items.length === 0 ? (
-        <p class="muted" data-testid="calls-empty">No calls yet.</p>
-      ) : (
-        <>
-          <Pager pagination={calls.result.pagination} prefix="calls" onPage={calls.setPage} />
-          <div class="table-wrap">
-            <table class="table cards">
-              <thead>
-                <tr><th>Time</th><th>From</th><th>Kind</th><th>Status</th><th /></tr>
-              </thead>
-              <tbody>
-                {calls.result.items.map((call) => (
-                  <tr key={call.callId} data-testid="call-row" data-call-id={call.callId} data-status={call.status}>
-                    <td data-label="Time"><Time iso={call.at} /></td>
-                    <td data-label="From" class="mono break">{call.from}</td>
-                    <td data-label="Kind">{call.isVideo ? "video" : "voice"}{call.isGroup ? ", group" : ""}</td>
-                    <td data-label="Status"><StatusBadge status={call.status} testId="call-status" /></td>
-                    <td>
-                      {call.status === "offer" && (
-                        <button type="button" class="danger" data-testid="call-reject" disabled={actions.busy !== null}
-                          onClick={() => reject(call)}>
-                          Reject
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
-      )}
+      <PagedTable result={calls.result} waiting={loading.busy ? "Loading…" : ""} empty="No calls yet." prefix="calls"
+        onPage={calls.setPage} columns={["Time", "From", "Kind", "Status", ""]}
+        row={(call) => (
+          <tr key={call.callId} data-testid="call-row" data-call-id={call.callId} data-status={call.status}>
+            <td data-label="Time"><Time iso={call.at} /></td>
+            <td data-label="From" class="mono break">{call.from}</td>
+            <td data-label="Kind">{call.isVideo ? "video" : "voice"}{call.isGroup ? ", group" : ""}</td>
+            <td data-label="Status"><StatusBadge status={call.status} testId="call-status" /></td>
+            <td>
+              {call.status === "offer" && (
+                <button type="button" class="danger" data-testid="call-reject" disabled={actions.busy !== null}
+                  onClick={() => reject(call)}>
+                  Reject
+                </button>
+              )}
+            </td>
+          </tr>
+        )} />
     </div>
   )
 }

@@ -31,6 +31,59 @@ export const partyOf = (entity: Entity | undefined, device: number | undefined, 
   return undefined
 }
 
+/** A member device that took in a client's sender key: who it is and the party that now holds the key. */
+export interface KeyHolder {
+  readonly entity: Entity
+  readonly party: SignalParty
+}
+
+/**
+ * Step one of a client's sender-key stanza (a group message or a status update, under `jid`):
+ * each `<participants><to jid><enc>` is a 1:1 message carrying the sender key distribution,
+ * which that device's party takes in. Returns the devices that took it.
+ */
+export const takeInSenderKeys = async (
+  host: Pick<MessageHost, "resolve" | "errors">,
+  account: Account,
+  node: BinaryNode,
+  jid: string
+): Promise<KeyHolder[]> => {
+  const id = node.attrs.id ?? ""
+  const sender = lidSender(account.lidUser, account.device)
+  const holders: KeyHolder[] = []
+  for (const to of getBinaryNodeChildren(getBinaryNodeChild(node, "participants"), "to")) {
+    const decoded = jidDecode(to.attrs.jid ?? "")
+    const entity = decoded ? host.resolve(decoded.user) : undefined
+    const party = partyOf(entity, decoded?.device, account)
+    const enc = getBinaryNodeChild(to, "enc")
+    if (!entity || !party || !enc) continue
+    try {
+      const distribution = (await decryptFrom(party, account, enc)).senderKeyDistributionMessage
+      if (distribution?.axolotlSenderKeyDistributionMessage && distribution.groupId === jid) {
+        await party.senderKeys.process(jid, sender, distribution.axolotlSenderKeyDistributionMessage)
+        holders.push({ entity, party })
+      }
+    } catch (error) {
+      host.errors.push(`sender key ${id} under ${jid} for ${to.attrs.jid}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  return holders
+}
+
+/**
+ * Step two: the `<enc type=skmsg>` body, the same ciphertext for every holder; `read(party)`
+ * decrypts it with that party's copy of the client's key (throwing if it has none).
+ */
+export const senderKeyMessageOf = (node: BinaryNode, account: Account, jid: string) => {
+  const skmsg = getBinaryNodeChildren(node, "enc").find(enc => enc.attrs.type === "skmsg")?.content
+  if (!(skmsg instanceof Uint8Array)) return undefined
+  const sender = lidSender(account.lidUser, account.device)
+  return {
+    read: async (party: SignalParty): Promise<proto.Message> =>
+      proto.Message.decode(unpadRandomMax16(await party.senderKeys.decrypt(jid, sender, skmsg)))
+  }
+}
+
 export interface GroupMessageHost extends MessageHost {
   group(jid: string): PeerGroup | undefined
   /** every sender key distribution a client sent a member, in order */
@@ -41,36 +94,22 @@ export const handleClientGroupMessage = async (host: GroupMessageHost, conn: Con
   const id = node.attrs.id ?? ""
   const groupJid = node.attrs.to ?? ""
   const group = host.group(groupJid)
-  const sender = lidSender(account.lidUser, account.device)
   if (!group?.roleOf({ kind: "account", account })) {
     conn.send({ tag: "ack", attrs: { class: "message", id, from: groupJid, t: now(), error: "403" } })
     return
   }
   // 1. the sender key distributions, one 1:1 message per member device
-  for (const to of getBinaryNodeChildren(getBinaryNodeChild(node, "participants"), "to")) {
-    const decoded = jidDecode(to.attrs.jid ?? "")
-    const entity = decoded ? host.resolve(decoded.user) : undefined
-    const party = partyOf(entity, decoded?.device, account)
-    const enc = getBinaryNodeChild(to, "enc")
-    if (!entity || !party || !enc) continue
-    try {
-      const distribution = (await decryptFrom(party, account, enc)).senderKeyDistributionMessage
-      if (distribution?.axolotlSenderKeyDistributionMessage && distribution.groupId === groupJid) {
-        await party.senderKeys.process(groupJid, sender, distribution.axolotlSenderKeyDistributionMessage)
-        host.distributions.push({ group: groupJid, from: account.phone, to: phoneOf(entity) })
-      }
-    } catch (error) {
-      host.errors.push(`decrypt ${id} for ${to.attrs.jid}: ${error instanceof Error ? error.message : String(error)}`)
-    }
+  for (const { entity } of await takeInSenderKeys(host, account, node, groupJid)) {
+    host.distributions.push({ group: groupJid, from: account.phone, to: phoneOf(entity) })
   }
   // 2. the message itself, once for all: every member holding the sender's key reads it
-  const skmsg = getBinaryNodeChildren(node, "enc").find(enc => enc.attrs.type === "skmsg")?.content
+  const skmsg = senderKeyMessageOf(node, account, groupJid)
   const readers: Entity[] = []
   for (const { entity } of group.members.values()) {
     const party = partyOf(entity, 0, account)
-    if (!party || !(skmsg instanceof Uint8Array)) continue
+    if (!party || !skmsg) continue
     try {
-      const message = proto.Message.decode(unpadRandomMax16(await party.senderKeys.decrypt(groupJid, sender, skmsg)))
+      const message = await skmsg.read(party)
       record(host, entity, { from: account.phone, to: phoneOf(entity), toJid: groupJid, id, group: groupJid, edit: node.attrs.edit }, message)
       readers.push(entity)
     } catch (error) {

@@ -8,15 +8,13 @@
  * (`edit=7`) names no audience: those holding the key from earlier updates read it. Contacts
  * post theirs the same way to the accounts that have them (`postStatusFromContact`).
  */
-import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, proto, unpadRandomMax16, type BinaryNode } from "@whiskeysockets/baileys"
+import { proto, type BinaryNode } from "@whiskeysockets/baileys"
 import type { Connection } from "./connection.js"
-import { decryptFrom, type FakeContact } from "./contacts.js"
-import { partyOf, sendWithSenderKey, type Deliver } from "./group-messages.js"
+import type { FakeContact } from "./contacts.js"
+import { partyOf, senderKeyMessageOf, sendWithSenderKey, takeInSenderKeys, type Deliver } from "./group-messages.js"
 import { phoneOf } from "./groups.js"
 import { contentOf } from "./kinds.js"
 import type { Account } from "./pairing.js"
-import { lidSender } from "./sender-keys.js"
-import type { SignalParty } from "./signal.js"
 import { textOf, type Entity } from "./stanzas.js"
 
 export const STATUS_JID = "status@broadcast"
@@ -45,24 +43,7 @@ export interface StatusHost {
 
 export const handleClientStatus = async (host: StatusHost, conn: Connection, account: Account, node: BinaryNode): Promise<void> => {
   const id = node.attrs.id ?? ""
-  const sender = lidSender(account.lidUser, account.device)
-  const audience = new Map<string, { entity: Entity; party: SignalParty }>()
-  for (const to of getBinaryNodeChildren(getBinaryNodeChild(node, "participants"), "to")) {
-    const decoded = jidDecode(to.attrs.jid ?? "")
-    const entity = decoded ? host.resolve(decoded.user) : undefined
-    const party = partyOf(entity, decoded?.device, account)
-    const enc = getBinaryNodeChild(to, "enc")
-    if (!entity || !party || !enc) continue
-    try {
-      const distribution = (await decryptFrom(party, account, enc)).senderKeyDistributionMessage
-      if (distribution?.axolotlSenderKeyDistributionMessage && distribution.groupId === STATUS_JID) {
-        await party.senderKeys.process(STATUS_JID, sender, distribution.axolotlSenderKeyDistributionMessage)
-        audience.set(phoneOf(entity), { entity, party })
-      }
-    } catch (error) {
-      host.errors.push(`status ${id} for ${to.attrs.jid}: ${error instanceof Error ? error.message : String(error)}`)
-    }
-  }
+  const audience = new Map((await takeInSenderKeys(host, account, node, STATUS_JID)).map(holder => [phoneOf(holder.entity), holder]))
   // A revoke names no audience: those who hold the key from earlier updates read it.
   const holders = new Map(audience)
   for (const earlier of host.statuses.filter(s => s.from === account.phone)) {
@@ -72,13 +53,13 @@ export const handleClientStatus = async (host: StatusHost, conn: Connection, acc
       if (entity && party && !holders.has(phone)) holders.set(phone, { entity, party })
     }
   }
-  const skmsg = getBinaryNodeChildren(node, "enc").find(enc => enc.attrs.type === "skmsg")?.content
+  const skmsg = senderKeyMessageOf(node, account, STATUS_JID)
   const readers: string[] = []
   let message: proto.IMessage | undefined
   for (const [phone, { party }] of holders) {
-    if (!(skmsg instanceof Uint8Array)) break
+    if (!skmsg) break
     try {
-      const decrypted = proto.Message.decode(unpadRandomMax16(await party.senderKeys.decrypt(STATUS_JID, sender, skmsg)))
+      const decrypted = await skmsg.read(party)
       message ??= proto.Message.toObject(decrypted) as proto.IMessage
       readers.push(phone)
     } catch (error) {

@@ -103,6 +103,10 @@ type RawEvent =
 
 const SERVER_ACK = "CB:ack,class:message"
 
+/** One Baileys event read by several translators (e.g. a message and the sender's push name): all their events, in order. */
+const inOrder = (...translations: ReadonlyArray<Effect.Effect<ReadonlyArray<EngineEvent>>>) =>
+  Effect.map(Effect.all(translations), (lists) => lists.flat())
+
 /** `ws` waits up to 30 s for a close handshake on a dead network; a stop must not. */
 const endSocket = (sock: WASocket) =>
   Effect.promise(() => sock.end(undefined).catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
@@ -233,12 +237,9 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
         case "connection.update":
           return Effect.map(Clock.currentTimeMillis, (now) => connectionEvents(event.data, now))
         case "messages.upsert":
-          return Effect.map(
-            Effect.all([
-              fromUpsert(event.data, phoneOfLid, { lookupPoll: options.lookupPoll, me: () => state.creds.me }),
-              fromMessagePushNames(event.data, phoneOfLid, pushNames)
-            ]),
-            ([messages, names]) => [...messages, ...names]
+          return inOrder(
+            fromUpsert(event.data, phoneOfLid, { lookupPoll: options.lookupPoll, me: () => state.creds.me }),
+            fromMessagePushNames(event.data, phoneOfLid, pushNames)
           )
         case "messages.update":
           return Effect.succeed(fromUpdates(event.data))
@@ -257,10 +258,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
         case "contacts.upsert":
           return fromContacts(event.data, phoneOfLid)
         case "contacts.update":
-          return Effect.map(
-            Effect.all([fromContacts(event.data, phoneOfLid), fromContactUpdates(event.data, phoneOfLid, pushNames)]),
-            ([seen, changes]) => [...seen, ...changes]
-          )
+          return inOrder(fromContacts(event.data, phoneOfLid), fromContactUpdates(event.data, phoneOfLid, pushNames))
         case "blocklist.set":
         case "blocklist.update":
           return fromBlocklist(event.data, phoneOfLid)
