@@ -82,7 +82,12 @@ describe("group settings, pictures and join requests between sandbox sessions", 
 
     const requests = await group(admin.id, "/requests")
     expect(requests.status).toBe(200)
-    expect(requests.body).toEqual([{ id: `${outsider.phone}@c.us`, requestedAt: expect.any(String), method: "invite_link" }])
+    const pending = { id: `${outsider.phone}@c.us`, requestedAt: expect.any(String), method: "invite_link" }
+    expect(requests.body).toEqual({ data: [pending] })
+    // A list like every other: page and limit switch pagination on.
+    expect((await group(admin.id, "/requests?page=2&limit=1")).body).toEqual({
+      data: { items: [], pagination: { page: 2, limit: 1, total: 1, total_pages: 1 } }
+    })
     expect((await group(member.id, "/requests")).status).toBe(403)
     expect((await group(member.id, "/requests/approve", "POST", { participants: [outsider.phone] })).status).toBe(403)
 
@@ -93,7 +98,7 @@ describe("group settings, pictures and join requests between sandbox sessions", 
       results: [{ id: `${outsider.phone}@c.us`, status: 200, ok: true }, { id: `${member.phone}@c.us`, status: 404, ok: false }]
     })
     await delivered(admin.id, "group.request", (data) => data.action === "approved" && data.participants.includes(`${outsider.phone}@c.us`))
-    expect((await group(admin.id, "/requests")).body).toEqual([])
+    expect((await group(admin.id, "/requests")).body).toEqual({ data: [] })
     const seen = await eventually(() => group(outsider.id), (r) => r.status === 200)
     expect(seen.body.participants).toContainEqual({ id: `${outsider.phone}@c.us`, role: "member" })
   })
@@ -105,7 +110,7 @@ describe("group settings, pictures and join requests between sandbox sessions", 
     const rejected = await group(admin.id, "/requests/reject", "POST", { participants: [latecomer.phone] })
     expect(rejected.body.results).toEqual([{ id: `${latecomer.phone}@c.us`, status: 200, ok: true }])
     await delivered(admin.id, "group.request", (data) => data.action === "rejected")
-    expect((await group(admin.id, "/requests")).body).toEqual([])
+    expect((await group(admin.id, "/requests")).body).toEqual({ data: [] })
     expect((await group(latecomer.id)).status).toBe(404)
 
     const added = await group(member.id, "/participants", "POST", { participants: [latecomer.phone] })
