@@ -56,7 +56,7 @@ describe("group settings, pictures and join requests between sandbox sessions", 
     expect((await group(outsider.id, "/settings", "PUT", { announce: true })).status).toBe(404)
   })
 
-  it("sets and removes the group's picture (a 640×640 JPEG members can fetch); non-admins are refused", async () => {
+  it("sets and removes the group's picture (a 640×640 JPEG members can fetch, outsiders cannot); non-admins are refused", async () => {
     const png = await sharp({ create: { width: 300, height: 900, channels: 3, background: "#336699" } }).png().toBuffer()
     const set = await group(admin.id, "/picture", "PUT", { media: { data: png.toString("base64") } })
     expect(set.status).toBe(204)
@@ -64,6 +64,12 @@ describe("group settings, pictures and join requests between sandbox sessions", 
     const image = await call("GET", member.id, `/contacts/${groupId}/picture?format=image`)
     expect(image.status).toBe(200)
     expect(await sharp(Buffer.from(image.body)).metadata()).toMatchObject({ format: "jpeg", width: 640, height: 640 })
+    // Not "no picture" for someone outside the group: the group is not theirs to see.
+    for (const format of ["json", "image"]) {
+      const outside = await call("GET", outsider.id, `/contacts/${groupId}/picture?format=${format}`)
+      expect(outside.status, format).toBe(404)
+      expect(outside.body.code, format).toBe("GROUP_NOT_FOUND")
+    }
 
     expect((await group(member.id, "/picture", "PUT", { media: { data: png.toString("base64") } })).status).toBe(403)
     expect((await group(member.id, "/picture", "DELETE")).status).toBe(403)
