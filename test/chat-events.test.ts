@@ -73,7 +73,7 @@ describe("the phone's chats and history", () => {
         expect((yield* seen).filter((e) => e.event === "session.history").map((e) => e.data)).toEqual([{ chats: 1, messages: 1, progress: null }])
       })))
 
-  it.scoped("follows the phone's changes to chats, announcing only what changed; a chat deleted there goes with its messages", () =>
+  it.scoped("follows the phone's changes to chats, announcing only what changed; a chat read there is read here; a chat deleted there goes with its messages", () =>
     withHistorySync("recent", (seen) =>
       Effect.gen(function*() {
         yield* handleEngineEvent(EngineEvent.MessageReceived({ message: message("M1", "one", 1) }), context)
@@ -81,6 +81,18 @@ describe("the phone's chats and history", () => {
         const changed = (changes: Parameters<typeof EngineEvent.ChatsChanged>[0]["changes"]) =>
           handleEngineEvent(EngineEvent.ChatsChanged({ changes }), context)
         yield* changed([{ chatId: friend, archived: true, unreadCount: 0, pinned: false }])
+        // Read on the phone: the messages are read here too, so a later read through the API
+        // (which counts the incoming messages still delivered) does not count them again.
+        const messages = yield* MessageRepo
+        const statuses = Effect.map(messages.list("s1", { chatId: friend }, Option.none()), (page) => page.items.map((m) => [m.text, m.status]))
+        expect(yield* statuses).toEqual([["two", "read"], ["one", "read"]])
+        // One more arrives: it alone is unread, and a read on the phone that is not a whole-chat read leaves it so.
+        yield* handleEngineEvent(EngineEvent.MessageReceived({ message: message("M3", "three", 3) }), context)
+        yield* changed([{ chatId: friend, pinned: true }])
+        expect(yield* statuses).toEqual([["three", "delivered"], ["two", "read"], ["one", "read"]])
+        expect(Option.getOrThrow(yield* (yield* ChatRepo).find("s1", friend)).unreadCount).toBe(1)
+        yield* changed([{ chatId: friend, unreadCount: 0, pinned: false }])
+        expect(yield* statuses).toEqual([["three", "read"], ["two", "read"], ["one", "read"]])
         yield* changed([{ chatId: friend, mutedUntil: new Date("2027-01-01T00:00:00.000Z"), name: "Best friend" }])
         const chats = yield* ChatRepo
         expect(Option.getOrThrow(yield* chats.find("s1", friend))).toMatchObject({
@@ -92,10 +104,12 @@ describe("the phone's chats and history", () => {
         })
         yield* changed([{ chatId: friend, deleted: true }])
         expect(Option.isNone(yield* chats.find("s1", friend))).toBe(true)
-        expect((yield* (yield* MessageRepo).list("s1", { chatId: friend }, Option.none())).total).toBe(0)
+        expect((yield* messages.list("s1", { chatId: friend }, Option.none())).total).toBe(0)
         const updates = (yield* seen).filter((e) => e.event === "chat.update").map((e) => e.data)
         expect(updates).toEqual([
           { chatId: friend, changes: { archived: true, unreadCount: 0 } },
+          { chatId: friend, changes: { pinned: true } },
+          { chatId: friend, changes: { unreadCount: 0, pinned: false } },
           { chatId: friend, changes: { mutedUntil: "2027-01-01T00:00:00.000Z", name: "Best friend" } },
           { chatId: friend, changes: { deleted: true } }
         ])

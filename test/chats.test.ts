@@ -152,6 +152,8 @@ describe("the chat list between sandbox sessions", () => {
       [`/chats/${chatOf(bob)}/history`, { count: 501 }],
       [`/chats/${chatOf(bob)}/mute`, { hours: 0 }],
       [`/chats/${chatOf(bob)}/mute`, { until: "tomorrow" }],
+      [`/chats/${chatOf(bob)}/mute`, { until: "2026-02-31T00:00:00Z" }],
+      [`/chats/${chatOf(bob)}/mute`, { until: "2020-01-01T00:00:00Z" }],
       [`/chats/${chatOf(bob)}/archive`, { archived: "yes" }]
     ] as const) {
       const refused = await call("POST", alice.id, route, body)

@@ -56,7 +56,7 @@ describe("group settings, pictures and join requests between sandbox sessions", 
     expect((await group(outsider.id, "/settings", "PUT", { announce: true })).status).toBe(404)
   })
 
-  it("sets and removes the group's picture (a 640×640 JPEG members can fetch); non-admins are refused", async () => {
+  it("sets and removes the group's picture (a 640×640 JPEG members can fetch, outsiders cannot); non-admins are refused", async () => {
     const png = await sharp({ create: { width: 300, height: 900, channels: 3, background: "#336699" } }).png().toBuffer()
     const set = await group(admin.id, "/picture", "PUT", { media: { data: png.toString("base64") } })
     expect(set.status).toBe(204)
@@ -64,6 +64,12 @@ describe("group settings, pictures and join requests between sandbox sessions", 
     const image = await call("GET", member.id, `/contacts/${groupId}/picture?format=image`)
     expect(image.status).toBe(200)
     expect(await sharp(Buffer.from(image.body)).metadata()).toMatchObject({ format: "jpeg", width: 640, height: 640 })
+    // Not "no picture" for someone outside the group: the group is not theirs to see.
+    for (const format of ["json", "image"]) {
+      const outside = await call("GET", outsider.id, `/contacts/${groupId}/picture?format=${format}`)
+      expect(outside.status, format).toBe(404)
+      expect(outside.body.code, format).toBe("GROUP_NOT_FOUND")
+    }
 
     expect((await group(member.id, "/picture", "PUT", { media: { data: png.toString("base64") } })).status).toBe(403)
     expect((await group(member.id, "/picture", "DELETE")).status).toBe(403)
@@ -82,7 +88,12 @@ describe("group settings, pictures and join requests between sandbox sessions", 
 
     const requests = await group(admin.id, "/requests")
     expect(requests.status).toBe(200)
-    expect(requests.body).toEqual([{ id: `${outsider.phone}@c.us`, requestedAt: expect.any(String), method: "invite_link" }])
+    const pending = { id: `${outsider.phone}@c.us`, requestedAt: expect.any(String), method: "invite_link" }
+    expect(requests.body).toEqual({ data: [pending] })
+    // A list like every other: page and limit switch pagination on.
+    expect((await group(admin.id, "/requests?page=2&limit=1")).body).toEqual({
+      data: { items: [], pagination: { page: 2, limit: 1, total: 1, total_pages: 1 } }
+    })
     expect((await group(member.id, "/requests")).status).toBe(403)
     expect((await group(member.id, "/requests/approve", "POST", { participants: [outsider.phone] })).status).toBe(403)
 
@@ -93,7 +104,7 @@ describe("group settings, pictures and join requests between sandbox sessions", 
       results: [{ id: `${outsider.phone}@c.us`, status: 200, ok: true }, { id: `${member.phone}@c.us`, status: 404, ok: false }]
     })
     await delivered(admin.id, "group.request", (data) => data.action === "approved" && data.participants.includes(`${outsider.phone}@c.us`))
-    expect((await group(admin.id, "/requests")).body).toEqual([])
+    expect((await group(admin.id, "/requests")).body).toEqual({ data: [] })
     const seen = await eventually(() => group(outsider.id), (r) => r.status === 200)
     expect(seen.body.participants).toContainEqual({ id: `${outsider.phone}@c.us`, role: "member" })
   })
@@ -105,7 +116,7 @@ describe("group settings, pictures and join requests between sandbox sessions", 
     const rejected = await group(admin.id, "/requests/reject", "POST", { participants: [latecomer.phone] })
     expect(rejected.body.results).toEqual([{ id: `${latecomer.phone}@c.us`, status: 200, ok: true }])
     await delivered(admin.id, "group.request", (data) => data.action === "rejected")
-    expect((await group(admin.id, "/requests")).body).toEqual([])
+    expect((await group(admin.id, "/requests")).body).toEqual({ data: [] })
     expect((await group(latecomer.id)).status).toBe(404)
 
     const added = await group(member.id, "/participants", "POST", { participants: [latecomer.phone] })

@@ -60,8 +60,8 @@ describe("authentication", () => {
     // Swagger's "Authorize" applies the key to exactly the operations that declare it.
     expect(openapi.body.paths["/api/sessions/{sessionId}/messages/send-text"].post.security).toContainEqual({ apiKey: [] })
     expect(openapi.body.paths["/api/health"].get.security).toEqual([])
-    // The message surface declares every status it can answer: a store outage (503), a body over
-    // BODY_MAX_BYTES (413) and the rate limit (429) included.
+    // The message and account surface declares every status it can answer: a store outage (503),
+    // a body over BODY_MAX_BYTES (413) and the rate limit (429) included.
     const surface: Array<[string, string]> = [
       ["/api/sessions/{sessionId}/messages/send-location", "post"],
       ["/api/sessions/{sessionId}/messages/send-contact", "post"],
@@ -76,7 +76,45 @@ describe("authentication", () => {
       ["/api/sessions/{sessionId}/messages/{messageId}/pin", "post"],
       ["/api/sessions/{sessionId}/presence", "post"],
       ["/api/sessions/{sessionId}/presence/subscribe", "post"],
-      ["/api/sessions/{sessionId}/presence/{chatId}", "get"]
+      ["/api/sessions/{sessionId}/presence/{chatId}", "get"],
+      // Issue 18: chats, profile, contacts, group admin, settings, status updates, calls.
+      ["/api/sessions/{sessionId}/chats", "get"],
+      ["/api/sessions/{sessionId}/chats/{chatId}", "get"],
+      ["/api/sessions/{sessionId}/chats/{chatId}", "delete"],
+      ["/api/sessions/{sessionId}/chats/{chatId}/archive", "post"],
+      ["/api/sessions/{sessionId}/chats/{chatId}/pin", "post"],
+      ["/api/sessions/{sessionId}/chats/{chatId}/mute", "post"],
+      ["/api/sessions/{sessionId}/chats/{chatId}/unread", "post"],
+      ["/api/sessions/{sessionId}/chats/{chatId}/messages", "get"],
+      ["/api/sessions/{sessionId}/chats/{chatId}/history", "post"],
+      ["/api/sessions/{sessionId}/profile", "get"],
+      ["/api/sessions/{sessionId}/profile/name", "put"],
+      ["/api/sessions/{sessionId}/profile/about", "put"],
+      ["/api/sessions/{sessionId}/profile/picture", "put"],
+      ["/api/sessions/{sessionId}/profile/picture", "delete"],
+      ["/api/sessions/{sessionId}/contacts/blocklist", "get"],
+      ["/api/sessions/{sessionId}/contacts/lid/{lid}", "get"],
+      ["/api/sessions/{sessionId}/contacts/{chatId}/lid", "get"],
+      ["/api/sessions/{sessionId}/contacts/{chatId}", "get"],
+      ["/api/sessions/{sessionId}/contacts/{chatId}/picture", "get"],
+      ["/api/sessions/{sessionId}/contacts/{chatId}/block", "post"],
+      ["/api/sessions/{sessionId}/contacts/{chatId}/unblock", "post"],
+      ["/api/sessions/{sessionId}/groups/{groupId}/settings", "put"],
+      ["/api/sessions/{sessionId}/groups/{groupId}/picture", "put"],
+      ["/api/sessions/{sessionId}/groups/{groupId}/picture", "delete"],
+      ["/api/sessions/{sessionId}/groups/{groupId}/requests", "get"],
+      ["/api/sessions/{sessionId}/groups/{groupId}/requests/approve", "post"],
+      ["/api/sessions/{sessionId}/groups/{groupId}/requests/reject", "post"],
+      ["/api/sessions/{sessionId}/settings", "get"],
+      ["/api/sessions/{sessionId}/settings", "put"],
+      ["/api/sessions/{sessionId}/status", "get"],
+      ["/api/sessions/{sessionId}/status/{messageId}", "delete"],
+      ["/api/sessions/{sessionId}/status/text", "post"],
+      ["/api/sessions/{sessionId}/status/image", "post"],
+      ["/api/sessions/{sessionId}/status/video", "post"],
+      ["/api/sessions/{sessionId}/calls", "get"],
+      ["/api/sessions/{sessionId}/calls/{callId}/reject", "post"],
+      ["/api/sandbox/sessions/{sessionId}/incoming-call", "post"]
     ]
     for (const [path, method] of surface) {
       const statuses = Object.keys(openapi.body.paths[path]?.[method]?.responses ?? {})

@@ -1,8 +1,11 @@
+import { SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Duration, Effect, Exit, Scope } from "effect"
+import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
 import { eventually, readySession, startGatewayWith, TEST_KEY, useGateway } from "./support/gateway.js"
-import { base64, png } from "./support/mediaSamples.js"
+import { base64, mp4, png } from "./support/mediaSamples.js"
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookReceiver.js"
 
 /**
@@ -123,6 +126,37 @@ describe("settings, status updates and calls between sandbox sessions", () => {
       expect(response.status).toBe(201)
       await eventually(() => feed(bob.id), (items) => items.some((m) => m.caption === "by form"))
       await eventually(() => feed(carol.id), (items) => items.some((m) => m.caption === "by form"))
+    })
+
+    it("a video status as JSON arrives with its media", async () => {
+      const video = mp4("a status video")
+      const posted = await call("POST", alice.id, "/status/video", { media: { data: base64(video), mimetype: "video/mp4" }, caption: "waves", contacts: [bob.phone] })
+      expect(posted.status).toBe(201)
+      const seen = await eventually(() => feed(bob.id), (items) => items.some((m) => m.caption === "waves"))
+      const update = seen.find((m) => m.caption === "waves")
+      expect(update).toMatchObject({ type: "video", chatId: "status@broadcast", media: { mimetype: "video/mp4", size: video.length } })
+      const bytes = await fetch(`${gateway().baseUrl}/api/sessions/${bob.id}/messages/${update.id}/media`, { headers: { "x-api-key": TEST_KEY } })
+      expect(new Uint8Array(await bytes.arrayBuffer())).toEqual(video)
+    })
+
+    it("lists the status updates of the last 24 hours only; an older one stays readable as a message", async () => {
+      await call("POST", alice.id, "/status/text", { text: "yesterday's news", contacts: [bob.phone] })
+      await call("POST", alice.id, "/status/text", { text: "still fresh", contacts: [bob.phone] })
+      const items = await eventually(() => feed(bob.id), (items) => ["yesterday's news", "still fresh"].every((text) => items.some((m) => m.text === text)))
+      const idOf = (text: string) => items.find((m) => m.text === text).id as string
+      // The Store is the only clock a status has: its row is aged as a day passing would age it.
+      const age = (id: string, hours: number) =>
+        Effect.runPromise(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE messages SET timestamp = ${new Date(Date.now() - hours * 3_600_000).toISOString()} WHERE id = ${id}`).pipe(
+            Effect.provide(SqliteClient.layer({ filename: path.join(gateway().settings.dataDir, "switchboard.db") }))
+          )
+        )
+      await age(idOf("yesterday's news"), 25)
+      await age(idOf("still fresh"), 23)
+      const texts = (await feed(bob.id)).map((m) => m.text)
+      expect(texts).toContain("still fresh")
+      expect(texts).not.toContain("yesterday's news")
+      expect((await call("GET", bob.id, `/messages/${idOf("yesterday's news")}`)).body.text).toBe("yesterday's news")
     })
 
     it("refuses a status with nobody to see it, a bad colour, and media of the wrong body type", async () => {

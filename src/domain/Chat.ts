@@ -45,8 +45,18 @@ export type ChatListFilter = typeof ChatListFilter.Type
 export const ArchiveChatRequest = Schema.Struct({ archived: Schema.Boolean })
 export const PinChatRequest = Schema.Struct({ pinned: Schema.Boolean })
 
+/**
+ * The date as written names a day of the calendar: `Date.parse` rolls 2026-02-31 over to
+ * 3 March, which would mute until a moment nobody asked for.
+ */
+const isCalendarDate = (text: string) => {
+  const [year, month, day] = text.slice(0, 10).split("-").map(Number) as [number, number, number]
+  const date = new Date(Date.UTC(year, month - 1, day))
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+}
+
 const isoMoment = Schema.String.pipe(
-  Schema.filter((text) => /^\d{4}-\d{2}-\d{2}T/.test(text) && !Number.isNaN(Date.parse(text)), {
+  Schema.filter((text) => /^\d{4}-\d{2}-\d{2}T/.test(text) && isCalendarDate(text) && !Number.isNaN(Date.parse(text)), {
     message: () => "until must be an ISO-8601 date-time, e.g. 2026-12-01T09:00:00Z"
   })
 )

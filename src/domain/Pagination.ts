@@ -72,3 +72,10 @@ export const toListBody = <A>(request: Option.Option<PageRequest>, page: Page<A>
       }
     })
   })
+
+/** A page of a list held whole in memory (one the network answers at once, such as join requests). */
+export const pageOfList = <A>(request: Option.Option<PageRequest>, all: ReadonlyArray<A>): Page<A> =>
+  Option.match(request, {
+    onNone: () => ({ items: all, total: all.length }),
+    onSome: ({ limit, offset }) => ({ items: all.slice(offset, offset + limit), total: all.length })
+  })

@@ -15,7 +15,7 @@ import {
   SubjectRequest
 } from "../domain/Group.js"
 import { ChannelId, ChatIdFromInput, GroupId, PersonIdFromInput, phoneNumberPattern } from "../domain/Ids.js"
-import { ServiceUnavailable } from "../domain/Errors.js"
+import { PayloadTooLarge, ServiceUnavailable } from "../domain/Errors.js"
 import { pictureUpload } from "./ProfileApi.js"
 import { wireError } from "./wireError.js"
 import { ChatLabelRequest, CreateLabelRequest, Label } from "../domain/Label.js"
@@ -23,7 +23,12 @@ import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
 import { ListBody, PageParams } from "./Pagination.js"
 
-/** The contract's contacts, groups, channels and labels (their groups of SwitchboardApi in ./Api.ts). */
+/**
+ * The contract's contacts, groups, channels and labels (their groups of SwitchboardApi in
+ * ./Api.ts). Every operation of groups and contacts may answer 503 (the Store or the media store
+ * cannot be reached) and 413 (a body over BODY_MAX_BYTES); 401/403/429 come with Authentication,
+ * 400/404/409 with SwitchboardApi.
+ */
 
 const session = { sessionId: Schema.String }
 const sessionPath = Schema.Struct(session)
@@ -51,9 +56,11 @@ export class GroupsGroup extends HttpApiGroup.make("groups")
   .add(HttpApiEndpoint.put("setSettings", `${groupsRoute}/:groupId/settings`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(GroupSettingsRequest).addSuccess(Group))
   .add(pictureUpload("setPicture", `${groupsRoute}/:groupId/picture`).setPath(groupPath).addSuccess(HttpApiSchema.NoContent))
   .add(HttpApiEndpoint.del("removePicture", `${groupsRoute}/:groupId/picture`).annotate(RequiredRole, "operator").setPath(groupPath).addSuccess(HttpApiSchema.NoContent))
-  .add(HttpApiEndpoint.get("joinRequests", `${groupsRoute}/:groupId/requests`).annotate(RequiredRole, "viewer").setPath(groupPath).addSuccess(Schema.Array(JoinRequest)))
+  .add(HttpApiEndpoint.get("joinRequests", `${groupsRoute}/:groupId/requests`).annotate(RequiredRole, "viewer").setPath(groupPath).setUrlParams(pageParams).addSuccess(ListBody(JoinRequest)))
   .add(HttpApiEndpoint.post("approveRequests", `${groupsRoute}/:groupId/requests/approve`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
   .add(HttpApiEndpoint.post("rejectRequests", `${groupsRoute}/:groupId/requests/reject`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Groups the session is in. Lists come from the network when the session is ready, else from the Store.")
 {}
@@ -122,10 +129,11 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
       .setUrlParams(Schema.Struct({ format: Schema.optional(Schema.Literal("json", "image")) }))
       .addSuccess(ContactPicture)
       .addSuccess(JpegImage)
-      .addError(wireError(ServiceUnavailable))
       .annotate(OpenApi.Description, "The URL of the person's (or a group's) picture; ?format=image gives the JPEG itself (kept in the media store), 404 PICTURE_NOT_FOUND when there is none.")
   )
   .add(HttpApiEndpoint.post("block", `${contactsRoute}/:chatId/block`).annotate(RequiredRole, "operator").setPath(personPath).addSuccess(ContactDetails))
   .add(HttpApiEndpoint.post("unblock", `${contactsRoute}/:chatId/unblock`).annotate(RequiredRole, "operator").setPath(personPath).addSuccess(ContactDetails))
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
 {}

@@ -7,18 +7,23 @@ import { RequiredRole } from "./Endpoints.js"
 import { PicturePayload } from "./mediaRequest.js"
 import { wireError } from "./wireError.js"
 
-/** The session's own WhatsApp profile (its group of SwitchboardApi in ./Api.ts). */
+/**
+ * The session's own WhatsApp profile (its group of SwitchboardApi in ./Api.ts). Every operation
+ * may answer 503 (the Store or the media store cannot be reached) and 413 (a body over
+ * BODY_MAX_BYTES); 401/403/429 come with Authentication, 400/404/409 with SwitchboardApi.
+ */
 
 const sessionPath = Schema.Struct({ sessionId: Schema.String })
 const profileRoute = "/sessions/:sessionId/profile"
 
-/** A picture upload (profile or group): JSON `{media}` or multipart; refusals as for media sends. */
+/**
+ * A picture upload (profile or group): JSON `{media}` or multipart; refusals as for media sends
+ * (415 here; 413 and 503 come with the group it is added to).
+ */
 export const pictureUpload = <const Name extends string>(name: Name, path: `/${string}`) =>
   HttpApiEndpoint.put(name, path).annotate(RequiredRole, "operator")
     .setPayload(PicturePayload)
-    .addError(wireError(PayloadTooLarge))
     .addError(wireError(UnsupportedMediaType))
-    .addError(wireError(ServiceUnavailable))
     .annotate(OpenApi.Description, "Any JPEG, PNG or WebP as JSON {media} (url or base64) or multipart (a file part); cropped to a centred square and scaled to WhatsApp's 640×640 JPEG.")
 
 export class ProfileGroup extends HttpApiGroup.make("profile")
@@ -27,6 +32,8 @@ export class ProfileGroup extends HttpApiGroup.make("profile")
   .add(HttpApiEndpoint.put("setAbout", `${profileRoute}/about`).annotate(RequiredRole, "operator").setPath(sessionPath).setPayload(ProfileAboutRequest).addSuccess(Profile))
   .add(pictureUpload("setPicture", `${profileRoute}/picture`).setPath(sessionPath).addSuccess(Profile))
   .add(HttpApiEndpoint.del("removePicture", `${profileRoute}/picture`).annotate(RequiredRole, "operator").setPath(sessionPath).addSuccess(Profile))
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "The session's own profile: its push name, about text and picture. The session must be ready.")
 {}

@@ -11,7 +11,12 @@ import { MediaStatusPayload } from "./mediaRequest.js"
 import { ListBody, PageParams } from "./Pagination.js"
 import { wireError } from "./wireError.js"
 
-/** The contract's per-session settings, status updates, the call log, and the sandbox's incoming calls. */
+/**
+ * The contract's per-session settings, status updates, the call log, and the sandbox's incoming
+ * calls (their groups of SwitchboardApi in ./Api.ts). Every operation may answer 503 (the Store or
+ * the media store cannot be reached) and 413 (a body over BODY_MAX_BYTES); 401/403/429 come with
+ * Authentication, 400/404/409 with SwitchboardApi.
+ */
 
 const session = { sessionId: Schema.String }
 const sessionPath = Schema.Struct(session)
@@ -29,6 +34,8 @@ export class SettingsGroup extends HttpApiGroup.make("settings")
         "Changes the fields given and keeps the others; answers the whole settings. rejectCalls and rejectCallMessage apply to the next call; historySync and markOnlineOnConnect when the session next connects (restart it to apply them now)."
       )
   )
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Per-session behaviour: calls, read receipts, presence on connecting, history import.")
 {}
@@ -40,9 +47,7 @@ const mediaStatus = <const Name extends string>(name: Name, path: `${typeof stat
     .setPath(sessionPath)
     .setPayload(MediaStatusPayload)
     .addSuccess(SendResult, { status: 201 })
-    .addError(wireError(PayloadTooLarge))
     .addError(wireError(UnsupportedMediaType))
-    .addError(wireError(ServiceUnavailable))
     .annotate(OpenApi.Description, `Posts ${what} as a status update: JSON {media, caption?, contacts?} or multipart (a file part; contacts comma-separated).`)
 
 export class StatusGroup extends HttpApiGroup.make("status")
@@ -51,9 +56,7 @@ export class StatusGroup extends HttpApiGroup.make("status")
       .setPath(sessionPath)
       .setPayload(TextStatusRequest)
       .addSuccess(SendResult, { status: 201 })
-      .addError(wireError(PayloadTooLarge))
       .addError(wireError(UnsupportedMediaType))
-      .addError(wireError(ServiceUnavailable))
       .annotate(OpenApi.Description, "Posts a text status update; without contacts, every contact the session knows sees it (409 NO_STATUS_AUDIENCE when it knows none).")
   )
   .add(mediaStatus("postImage", `${statusRoute}/image`, "an image"))
@@ -71,6 +74,8 @@ export class StatusGroup extends HttpApiGroup.make("status")
       .addSuccess(HttpApiSchema.NoContent)
       .annotate(OpenApi.Description, "Deletes an own status update for everyone (403 NOT_OWN_STATUS for a contact's).")
   )
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Status updates (stories) to and from the account's contacts; chatId status@broadcast.")
 {}
@@ -85,6 +90,8 @@ export class CallsGroup extends HttpApiGroup.make("calls")
       .addSuccess(Call)
       .annotate(OpenApi.Description, "Rejects a ringing call (409 CALL_NOT_RINGING once it is over).")
   )
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "The call log, newest first; calls are announced as call.received and call.update.")
 {}
@@ -100,6 +107,8 @@ export class SandboxGroup extends HttpApiGroup.make("sandbox")
         "Sandbox engine only (404 NOT_SANDBOX otherwise): rings the session from a phone number, a chat id, or another sandbox session (its id or name)."
       )
   )
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Simulating the network, for testing bots without a phone.")
 {}

@@ -53,15 +53,28 @@ const fieldsOf = (change: InboundChatChange): ChatFields => ({
   unreadCount: change.unreadCount
 })
 
+/**
+ * The phone read the chat: its incoming messages still `delivered` are `read` here too, so that a
+ * later read through the API (which counts what is still delivered) leaves the right unread
+ * count. No receipts are sent: the phone has sent them.
+ */
+const markChatReadOnPhone = (sessionId: string, chatId: string) =>
+  Effect.gen(function*() {
+    const messages = yield* MessageRepo
+    const unread = yield* messages.list(sessionId, { chatId, direction: "in", status: "delivered" }, Option.none())
+    const at = DateTime.formatIso(yield* DateTime.now)
+    yield* Effect.forEach(unread.items, (message) => messages.updateStatus(message.id, "read", at), { discard: true })
+  })
+
 /** Chats changed on another device (archived, pinned, muted, read, deleted, renamed): the list follows. */
 export const applyChatChanges = (sessionId: string, changes: ReadonlyArray<InboundChatChange>) =>
   Effect.flatMap(Store, ({ transactionally }) =>
     Effect.forEach(changes, (change) =>
-      transactionally(
-        change.deleted === true
-          ? Effect.asVoid(removeChat(sessionId, change.chatId))
-          : Effect.asVoid(recordChatChange(sessionId, change.chatId, fieldsOf(change), true))
-      ), { discard: true })
+      transactionally(Effect.gen(function*() {
+        if (change.deleted === true) return yield* removeChat(sessionId, change.chatId)
+        yield* recordChatChange(sessionId, change.chatId, fieldsOf(change), true)
+        if (change.unreadCount === 0) yield* markChatReadOnPhone(sessionId, change.chatId)
+      })), { discard: true })
   )
 
 /**

@@ -1,6 +1,13 @@
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import type { Chat, ChatListFilter, MuteChatRequest } from "../domain/Chat.js"
-import { chatNotFound, type EngineCallError, type EngineTimeout, type NotFound, type StoreUnavailable } from "../domain/Errors.js"
+import {
+  chatNotFound,
+  type EngineCallError,
+  type EngineTimeout,
+  type NotFound,
+  type StoreUnavailable,
+  ValidationFailed
+} from "../domain/Errors.js"
 import type { Message } from "../domain/Message.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 import { recordChatChange, removeChat } from "../runtime/ChatEvents.js"
@@ -20,7 +27,8 @@ export interface ChatsService {
   readonly get: (sessionId: string, chatId: string) => Effect.Effect<Chat, NotFound | StoreUnavailable>
   readonly archive: (sessionId: string, chatId: string, archived: boolean) => Effect.Effect<Chat, Refusal>
   readonly pin: (sessionId: string, chatId: string, pinned: boolean) => Effect.Effect<Chat, Refusal>
-  readonly mute: (sessionId: string, chatId: string, request: MuteChatRequest) => Effect.Effect<Chat, Refusal>
+  /** 400 VALIDATION_FAILED for a moment already past. */
+  readonly mute: (sessionId: string, chatId: string, request: MuteChatRequest) => Effect.Effect<Chat, Refusal | ValidationFailed>
   /** Marks the chat unread (`unreadCount` -1) unless it has unread messages already. */
   readonly markUnread: (sessionId: string, chatId: string) => Effect.Effect<Chat, Refusal>
   /** Clears the chat and removes it from the account's list, on the phone too. */
@@ -77,11 +85,16 @@ const make = Effect.gen(function*() {
       change(sessionId, chatId, { kind: "archive", archived }, { archived })),
     pin: Effect.fn("Chats.pin")((sessionId, chatId, pinned) => change(sessionId, chatId, { kind: "pin", pinned }, { pinned })),
     mute: Effect.fn("Chats.mute")(function*(sessionId, chatId, request) {
+      const now = yield* DateTime.nowAsDate
       const until = "hours" in request
-        ? new Date((yield* DateTime.nowAsDate).getTime() + request.hours * 3_600_000)
+        ? new Date(now.getTime() + request.hours * 3_600_000)
         : request.until === null
         ? null
         : new Date(request.until)
+      // A moment already past would be a mute that is over before it starts: the client meant something else.
+      if (until !== null && until.getTime() <= now.getTime()) {
+        return yield* new ValidationFailed({ code: "VALIDATION_FAILED", message: "until must be in the future; null unmutes" })
+      }
       return yield* change(sessionId, chatId, { kind: "mute", until }, { mutedUntil: until === null ? null : until.toISOString() })
     }),
     markUnread: Effect.fn("Chats.markUnread")(function*(sessionId, chatId) {

@@ -7,6 +7,8 @@ import { bestEffort } from "../runtime/bestEffort.js"
 import { engineCall } from "../runtime/EngineCall.js"
 import { MediaStore } from "../runtime/ports/MediaStore.js"
 import { ContactRepo, type StoredContact } from "../runtime/ports/store/ContactRepo.js"
+import { GroupRepo } from "../runtime/ports/store/GroupRepo.js"
+import { groupNotFound } from "./Groups.js"
 import { makeSessionCalls } from "./SessionCalls.js"
 
 type Failure = EngineCallError | EngineTimeout | StoreUnavailable
@@ -40,6 +42,7 @@ const pictureKey = (sessionId: string, chatId: string, url: string) =>
 
 const make = Effect.gen(function*() {
   const repo = yield* ContactRepo
+  const groups = yield* GroupRepo
   const mediaStore = yield* MediaStore
   const { call, exists, isReady } = yield* makeSessionCalls
 
@@ -63,11 +66,26 @@ const make = Effect.gen(function*() {
     return publicDetails(yield* stored(sessionId, chatId))
   })
 
+  /**
+   * A group's picture is its members' to see: for a group the session is not in the network
+   * answers "no picture", which would read as a member's group without one, so membership is
+   * asked first (of the network when ready, as GET …/groups/{groupId} does, else of the Store).
+   */
+  const groupPictureUrl = (sessionId: string, groupId: string, ready: boolean) =>
+    ready
+      ? Effect.zipRight(call(sessionId, engineCall("GroupsGet", { groupId })), call(sessionId, engineCall("ContactsPictureUrl", { chatId: groupId })))
+      : Effect.flatMap(groups.find(sessionId, groupId), Option.match({
+        onNone: () => Effect.fail(groupNotFound(groupId)),
+        // The Store keeps no group picture: known only while the session is ready.
+        onSome: () => Effect.succeed(null)
+      }))
+
   const pictureUrl = Effect.fn("ContactProfiles.pictureUrl")(function*(sessionId: string, chatId: string) {
-    if (!(yield* isReady(sessionId))) return Option.getOrNull(yield* repo.find(sessionId, chatId))?.pictureUrl ?? null
+    const ready = yield* isReady(sessionId)
+    if (chatId.endsWith("@g.us")) return yield* groupPictureUrl(sessionId, chatId, ready)
+    if (!ready) return Option.getOrNull(yield* repo.find(sessionId, chatId))?.pictureUrl ?? null
     const url = yield* call(sessionId, engineCall("ContactsPictureUrl", { chatId }))
-    // A group's picture has no contact row to keep it in.
-    if (!chatId.endsWith("@g.us")) yield* repo.updateDetails(sessionId, chatId, { pictureUrl: url })
+    yield* repo.updateDetails(sessionId, chatId, { pictureUrl: url })
     return url
   })
 

@@ -65,7 +65,7 @@ export class Groups extends Context.Tag("switchboard/Groups")<Groups, GroupsServ
   static readonly layer = Layer.effect(Groups, Effect.suspend(() => make))
 }
 
-const groupNotFound = (groupId: string) =>
+export const groupNotFound = (groupId: string) =>
   new NotFound({ code: "GROUP_NOT_FOUND", message: `Group ${groupId} does not exist or this session is not in it` })
 
 const make = Effect.gen(function*() {

@@ -8,7 +8,7 @@ import { Channels } from "../../services/Channels.js"
 import { Contacts } from "../../services/Contacts.js"
 import { Groups } from "../../services/Groups.js"
 import { Labels } from "../../services/Labels.js"
-import { toListBody } from "../../domain/Pagination.js"
+import { pageOfList, toListBody } from "../../domain/Pagination.js"
 import { SwitchboardApi } from "../Api.js"
 import { pageRequest } from "../Pagination.js"
 
@@ -42,7 +42,9 @@ export const GroupsHandlers = HttpApiBuilder.group(SwitchboardApi, "groups", (ha
           Effect.scoped
         )))
       .handle("removePicture", answeringStoreOutage(({ path }) => groups.removePicture(path.sessionId, path.groupId)))
-      .handle("joinRequests", answeringStoreOutage(({ path }) => groups.joinRequests(path.sessionId, path.groupId)))
+      .handle("joinRequests", answeringStoreOutage(({ path, urlParams }) =>
+        Effect.flatMap(pageRequest(urlParams), (page) =>
+          Effect.map(groups.joinRequests(path.sessionId, path.groupId), (requests) => toListBody(page, pageOfList(page, requests))))))
       .handle("approveRequests", answeringStoreOutage(({ path, payload }) => groups.answerJoinRequests(path.sessionId, path.groupId, "approve", payload.participants)))
       .handle("rejectRequests", answeringStoreOutage(({ path, payload }) => groups.answerJoinRequests(path.sessionId, path.groupId, "reject", payload.participants)))
   }))
