@@ -137,6 +137,23 @@ describe("settings, status updates and calls between sandbox sessions", () => {
       expect(plain.status).toBe(415)
     })
 
+    it("leaves contacts the account blocked out of the audience, named or not; 409 NO_STATUS_AUDIENCE when nobody remains", async () => {
+      const dora = await readySession(gateway(), "sc-dora")
+      await call("POST", carol.id, "/messages/send-text", { chatId: dora.phone, text: "hi dora" })
+      await eventually(() => call("GET", dora.id, "/contacts"), (r) => r.body.data.some((c: any) => c.id === `${carol.phone}@c.us`))
+      expect((await call("POST", dora.id, `/contacts/${carol.phone}/block`)).status).toBe(200)
+      for (const contacts of [undefined, [carol.phone]]) {
+        const refused = await call("POST", dora.id, "/status/text", { text: "not for carol", ...(contacts === undefined ? {} : { contacts }) })
+        expect(refused.status).toBe(409)
+        expect(refused.body.code).toBe("NO_STATUS_AUDIENCE")
+      }
+      const posted = await call("POST", dora.id, "/status/text", { text: "bob only", contacts: [carol.phone, bob.phone] })
+      expect(posted.status).toBe(201)
+      await eventually(() => feed(bob.id), (items) => items.some((m) => m.text === "bob only"))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect((await feed(carol.id)).some((m) => m.text === "bob only")).toBe(false)
+    })
+
     it("deletes an own status for everyone; a contact's is 403 NOT_OWN_STATUS, an unknown one 404 STATUS_NOT_FOUND", async () => {
       const posted = await call("POST", alice.id, "/status/text", { text: "gone soon", contacts: [bob.phone] })
       const bobsCopy = await eventually(() => feed(bob.id), (items) => items.some((m) => m.text === "gone soon"))
