@@ -214,6 +214,23 @@ describe("settings, status updates and calls between sandbox sessions", () => {
         (r) => r.body.data.some((m: any) => m.text === "I cannot take calls; please write.")
       )
       expect(inbox.body.data[0]).toMatchObject({ from: `${carol.phone}@c.us`, type: "text" })
+      // alice placed the call: her call log (of calls to her) does not have it
+      expect((await callLog(alice.id)).some((c) => c.callId === callId)).toBe(false)
+    })
+
+    it("a session that blocked the caller is not rung, and the caller gets no rejectCallMessage", async () => {
+      // carol still rejects calls with a message (the test before)
+      expect((await call("POST", carol.id, `/contacts/${alice.phone}/block`)).status).toBe(200)
+      const rung = await ring(carol.id, { from: "sc-alice" })
+      expect(rung.status).toBe(201)
+      const { callId } = rung.body
+      const later = (await ring(carol.id, { from: "4915100000004" })).body.callId
+      await eventually(() => callLog(carol.id), (log) => log.some((c) => c.callId === later))
+      expect((await callLog(carol.id)).some((c) => c.callId === callId)).toBe(false)
+      expect(receiver.deliveries.some((d) => d.event.startsWith("call.") && JSON.stringify(d.data).includes(callId))).toBe(false)
+      const answers = await call("GET", alice.id, `/messages?direction=in&chatId=${carol.phone}@c.us`)
+      expect(answers.body.data.filter((m: any) => m.text === "I cannot take calls; please write.")).toHaveLength(1)
+      await call("POST", carol.id, `/contacts/${alice.phone}/unblock`)
     })
 
     it("pages the call log newest first", async () => {
