@@ -253,6 +253,10 @@ describe("settings, status updates and calls between sandbox sessions", () => {
       const badCaller = await ring(bob.id, { from: "not a number" })
       expect(badCaller.status).toBe(400)
       expect((await ring(bob.id, { from: "" })).status).toBe(400)
+      for (const from of ["120363012345678901@g.us", "120363012345678901@newsletter", bob.phone, `${bob.phone}@c.us`, "sc-bob", bob.id]) {
+        const refusedCaller = await ring(bob.id, { from })
+        expect({ from, status: refusedCaller.status, code: refusedCaller.body.code }).toEqual({ from, status: 400, code: "VALIDATION_FAILED" })
+      }
     })
   })
 })
