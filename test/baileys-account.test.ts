@@ -157,7 +157,7 @@ describe("BaileysEngine against the loopback peer: history, calls, status update
       // the caller's side ends it: no news after the gateway's own reject
       peer.endCall(bob(), ALICE, callId, "hangup")
       expect(await engine.refusal(alice.connection.calls.reject(callId, bobChat)))
-        .toEqual({ code: "CALL_NOT_RINGING", refusal: "not_found", transient: false })
+        .toEqual({ code: "CALL_NOT_RINGING", refusal: "conflict", transient: false })
       expect(callStatuses(callId)).toEqual(["offer"])
     })
 

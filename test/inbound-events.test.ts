@@ -3,6 +3,9 @@ import { Effect, Option } from "effect"
 import { MediaStore } from "../src/runtime/ports/MediaStore.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
 import { ContactRepo } from "../src/runtime/ports/store/ContactRepo.js"
+import { CallRepo } from "../src/runtime/ports/store/CallRepo.js"
+import type { CallStatus } from "../src/domain/Call.js"
+import { defaultSessionSettings } from "../src/domain/SessionSettings.js"
 import { EngineError, EngineEvent, type InboundMessage } from "../src/runtime/Engine.js"
 import { handleEngineEvent } from "../src/runtime/InboundEvents.js"
 import { inboundContext, withSessionStore } from "./support/inboundStore.js"
@@ -124,4 +127,52 @@ describe("contact changes and blocked senders", () => {
           { chatId: "15550002222@c.us", changes: { blocked: false } }
         ])
       })))
+})
+
+describe("calls from an engine", () => {
+  it.scoped("rejectCalls answers a caller with the message unless the account blocked them; a change to a call never offered is ignored", () =>
+    Effect.gen(function*() {
+      const settings = { ...defaultSessionSettings("recent"), rejectCalls: true, rejectCallMessage: "Please write instead." }
+      const layer = yield* storeWithSession({ settings })
+      yield* Effect.gen(function*() {
+        const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
+        yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
+        const rejected = yield* Ref.make<ReadonlyArray<string>>([])
+        const queued = yield* Ref.make<ReadonlyArray<string>>([])
+        const context: InboundContext = {
+          sessionId: "s1",
+          media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
+          downloadMedia: () => Effect.die("no media in this test"),
+          setStatus: () => Effect.void,
+          showQr: () => Effect.void,
+          markReady: Effect.void,
+          ...noAccountActions,
+          rejectCall: (callId) => Ref.update(rejected, (ids) => [...ids, callId]),
+          queueSend: (messageId) => Ref.update(queued, (ids) => [...ids, messageId])
+        }
+        const call = (callId: string, from: string, status: CallStatus) =>
+          handleEngineEvent(EngineEvent.CallChanged({ call: { callId, from, isVideo: false, isGroup: false, status, at: new Date() } }), context)
+        const calls = yield* CallRepo
+        const messages = yield* MessageRepo
+        yield* (yield* ContactRepo).setBlocked("s1", "15550002222@c.us", true)
+
+        yield* call("CALLBLOCKED", "15550002222@c.us", "offer")
+        expect(yield* Ref.get(rejected)).toEqual(["CALLBLOCKED"])
+        expect(Option.getOrThrow(yield* calls.find("s1", "CALLBLOCKED")).status).toBe("reject")
+        expect(yield* Ref.get(queued)).toEqual([])
+        expect((yield* messages.list("s1", {}, Option.none())).total).toBe(0)
+
+        yield* call("CALLFRIEND", "15550003333@c.us", "offer")
+        expect(yield* Ref.get(queued)).toHaveLength(1)
+        expect((yield* messages.list("s1", { chatId: "15550003333@c.us" }, Option.none())).items[0]).toMatchObject({ text: "Please write instead." })
+
+        // e.g. the reject of a call this account placed: no call of its log
+        yield* call("CALLPLACED", "15550004444@c.us", "reject")
+        expect(yield* calls.find("s1", "CALLPLACED")).toEqual(Option.none())
+        yield* letFibersRun
+        const announced = Chunk.toReadonlyArray(yield* Ref.get(seen)).filter((e) => e.event.startsWith("call."))
+        expect(announced.some((e) => JSON.stringify(e.data).includes("CALLPLACED"))).toBe(false)
+        expect(announced.map((e) => e.event)).toEqual(["call.received", "call.update", "call.received", "call.update"])
+      }).pipe(Effect.provide(layer))
+    }))
 })

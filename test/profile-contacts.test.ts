@@ -2,6 +2,7 @@ import sharp from "sharp"
 import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, readySession, TEST_KEY, useGateway } from "./support/gateway.js"
+import { base64, png } from "./support/mediaSamples.js"
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookReceiver.js"
 
 /**
@@ -153,6 +154,40 @@ describe("profiles, contacts and blocking between sandbox sessions", () => {
     await call("POST", alice.id, "/messages/send-text", { chatId: bob.phone, text: "after unblock" })
     await eventually(() => call("GET", bob.id, `/messages?direction=in&chatId=${aliceChat()}`), (r) => r.body.data.some((m: any) => m.text === "after unblock"))
     expect((await call("POST", bob.id, "/contacts/999000000001/block")).status).toBe(404)
+  })
+
+  it("refuses every kind of send to a blocked contact with 409 CONTACT_BLOCKED, a bulk batch whole, storing nothing", async () => {
+    const earlier = await call("POST", bob.id, "/messages/send-text", { chatId: alice.phone, text: "to edit later" })
+    await eventually(() => call("GET", bob.id, `/messages/${earlier.body.messageId}`), (r) => r.body.status !== "pending")
+    const fromAlice = (await call("GET", bob.id, `/messages?direction=in&chatId=${aliceChat()}`)).body.data[0]
+    expect((await call("POST", bob.id, `/contacts/${alice.phone}/block`)).status).toBe(200)
+    const toAlice = () => call("GET", bob.id, `/messages?direction=out&chatId=${aliceChat()}`).then((r) => r.body.data.length)
+    const outboxBefore = await toAlice()
+
+    const bulk = await call("POST", bob.id, "/messages/send-bulk", {
+      messages: [
+        { type: "text", chatId: "4915100000077", text: "to someone else" },
+        { type: "text", chatId: alice.phone, text: "bulk to the blocked" }
+      ]
+    })
+    expect(bulk.status).toBe(409)
+    expect(bulk.body).toMatchObject({ code: "CONTACT_BLOCKED", details: { index: 1 } })
+    const refusals = {
+      forward: await call("POST", bob.id, `/messages/${fromAlice.id}/forward`, { chatId: alice.phone }),
+      location: await call("POST", bob.id, "/messages/send-location", { chatId: alice.phone, latitude: 52.5, longitude: 13.4 }),
+      image: await call("POST", bob.id, "/messages/send-image", { chatId: alice.phone, media: { data: base64(png("blocked")) } }),
+      reaction: await call("POST", bob.id, "/messages/react", { chatId: alice.phone, messageId: fromAlice.id, emoji: "👍" }),
+      edit: await call("PUT", bob.id, `/messages/${earlier.body.messageId}`, { text: "edited while blocked" })
+    }
+    for (const [kind, refused] of Object.entries(refusals)) {
+      expect({ kind, status: refused.status, code: refused.body.code }).toEqual({ kind, status: 409, code: "CONTACT_BLOCKED" })
+    }
+    // nothing was stored: not even the bulk item to the contact that is not blocked
+    expect(await toAlice()).toBe(outboxBefore)
+    expect((await call("GET", bob.id, "/messages?direction=out&chatId=4915100000077@c.us")).body.data).toEqual([])
+    expect((await call("GET", bob.id, `/messages/${earlier.body.messageId}`)).body.text).toBe("to edit later")
+    expect((await call("GET", bob.id, `/messages/${fromAlice.id}`)).body.reactions).toEqual([])
+    await call("POST", bob.id, `/contacts/${alice.phone}/unblock`)
   })
 
   it("looks a LID up both ways, from what the session learnt or else from the network", async () => {

@@ -171,6 +171,23 @@ describe("settings, status updates and calls between sandbox sessions", () => {
       expect(plain.status).toBe(415)
     })
 
+    it("leaves contacts the account blocked out of the audience, named or not; 409 NO_STATUS_AUDIENCE when nobody remains", async () => {
+      const dora = await readySession(gateway(), "sc-dora")
+      await call("POST", carol.id, "/messages/send-text", { chatId: dora.phone, text: "hi dora" })
+      await eventually(() => call("GET", dora.id, "/contacts"), (r) => r.body.data.some((c: any) => c.id === `${carol.phone}@c.us`))
+      expect((await call("POST", dora.id, `/contacts/${carol.phone}/block`)).status).toBe(200)
+      for (const contacts of [undefined, [carol.phone]]) {
+        const refused = await call("POST", dora.id, "/status/text", { text: "not for carol", ...(contacts === undefined ? {} : { contacts }) })
+        expect(refused.status).toBe(409)
+        expect(refused.body.code).toBe("NO_STATUS_AUDIENCE")
+      }
+      const posted = await call("POST", dora.id, "/status/text", { text: "bob only", contacts: [carol.phone, bob.phone] })
+      expect(posted.status).toBe(201)
+      await eventually(() => feed(bob.id), (items) => items.some((m) => m.text === "bob only"))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect((await feed(carol.id)).some((m) => m.text === "bob only")).toBe(false)
+    })
+
     it("deletes an own status for everyone; a contact's is 403 NOT_OWN_STATUS, an unknown one 404 STATUS_NOT_FOUND", async () => {
       const posted = await call("POST", alice.id, "/status/text", { text: "gone soon", contacts: [bob.phone] })
       const bobsCopy = await eventually(() => feed(bob.id), (items) => items.some((m) => m.text === "gone soon"))
@@ -231,6 +248,23 @@ describe("settings, status updates and calls between sandbox sessions", () => {
         (r) => r.body.data.some((m: any) => m.text === "I cannot take calls; please write.")
       )
       expect(inbox.body.data[0]).toMatchObject({ from: `${carol.phone}@c.us`, type: "text" })
+      // alice placed the call: her call log (of calls to her) does not have it
+      expect((await callLog(alice.id)).some((c) => c.callId === callId)).toBe(false)
+    })
+
+    it("a session that blocked the caller is not rung, and the caller gets no rejectCallMessage", async () => {
+      // carol still rejects calls with a message (the test before)
+      expect((await call("POST", carol.id, `/contacts/${alice.phone}/block`)).status).toBe(200)
+      const rung = await ring(carol.id, { from: "sc-alice" })
+      expect(rung.status).toBe(201)
+      const { callId } = rung.body
+      const later = (await ring(carol.id, { from: "4915100000004" })).body.callId
+      await eventually(() => callLog(carol.id), (log) => log.some((c) => c.callId === later))
+      expect((await callLog(carol.id)).some((c) => c.callId === callId)).toBe(false)
+      expect(receiver.deliveries.some((d) => d.event.startsWith("call.") && JSON.stringify(d.data).includes(callId))).toBe(false)
+      const answers = await call("GET", alice.id, `/messages?direction=in&chatId=${carol.phone}@c.us`)
+      expect(answers.body.data.filter((m: any) => m.text === "I cannot take calls; please write.")).toHaveLength(1)
+      await call("POST", carol.id, `/contacts/${alice.phone}/unblock`)
     })
 
     it("pages the call log newest first", async () => {
@@ -253,6 +287,10 @@ describe("settings, status updates and calls between sandbox sessions", () => {
       const badCaller = await ring(bob.id, { from: "not a number" })
       expect(badCaller.status).toBe(400)
       expect((await ring(bob.id, { from: "" })).status).toBe(400)
+      for (const from of ["120363012345678901@g.us", "120363012345678901@newsletter", bob.phone, `${bob.phone}@c.us`, "sc-bob", bob.id]) {
+        const refusedCaller = await ring(bob.id, { from })
+        expect({ from, status: refusedCaller.status, code: refusedCaller.body.code }).toEqual({ from, status: 400, code: "VALIDATION_FAILED" })
+      }
     })
   })
 })

@@ -6,6 +6,7 @@ import { Events } from "./Events.js"
 import type { InboundContext } from "./InboundEvents.js"
 import { outboundRow } from "./OutboundRow.js"
 import { CallRepo } from "./ports/store/CallRepo.js"
+import { ContactRepo } from "./ports/store/ContactRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
 import { Store } from "./ports/store/Store.js"
@@ -13,7 +14,9 @@ import { Store } from "./ports/store/Store.js"
 /**
  * A call offered or changed: into the call log and announced (`call.received` for a call new to
  * the log, `call.update` for a change), then, for a ringing call while the session's settings say
- * `rejectCalls`, rejected at once and the caller answered with `rejectCallMessage`.
+ * `rejectCalls`, rejected at once and the caller answered with `rejectCallMessage` (unless the
+ * account blocked the caller: nobody writes to a blocked contact). A change to a call the log
+ * never saw offered is no call of this session (as Baileys' own call log judges it): ignored.
  */
 export const applyCall = (context: InboundContext, inbound: InboundCall) =>
   Effect.gen(function*() {
@@ -22,6 +25,7 @@ export const applyCall = (context: InboundContext, inbound: InboundCall) =>
     const events = yield* Events
     const call = { ...inbound, at: inbound.at.toISOString() }
     const recorded = yield* (yield* Store).transactionally(Effect.gen(function*() {
+      if (inbound.status !== "offer" && Option.isNone(yield* calls.find(sessionId, inbound.callId))) return null
       const now = yield* DateTime.nowAsDate
       const recorded = yield* calls.record(sessionId, call, now.toISOString())
       if (recorded._tag === "New") yield* events.publish(makeEvent("call.received", sessionId, { call: recorded.call }, now))
@@ -30,12 +34,13 @@ export const applyCall = (context: InboundContext, inbound: InboundCall) =>
       }
       return recorded
     }))
-    if (recorded._tag !== "New" || inbound.status !== "offer") return
+    if (recorded?._tag !== "New" || inbound.status !== "offer") return
     const session = yield* (yield* SessionRepo).findById(sessionId)
     const settings = settingsOrDefault(Option.getOrNull(session)?.settings ?? null)
     if (!settings.rejectCalls) return
     yield* rejectRinging(context, inbound)
-    if (settings.rejectCallMessage !== null && settings.rejectCallMessage.trim() !== "") {
+    const hasAnswer = settings.rejectCallMessage !== null && settings.rejectCallMessage.trim() !== ""
+    if (hasAnswer && !(yield* (yield* ContactRepo).isBlocked(sessionId, inbound.from))) {
       yield* answerCaller(context, Option.getOrNull(session)?.phone ?? null, inbound.from, settings.rejectCallMessage)
     }
   })

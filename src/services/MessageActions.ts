@@ -16,10 +16,12 @@ import type { MessageTarget } from "../runtime/EngineMessageActions.js"
 import { Events } from "../runtime/Events.js"
 import { markRevoked } from "../runtime/InboundChanges.js"
 import { MediaStore } from "../runtime/ports/MediaStore.js"
+import { ContactRepo } from "../runtime/ports/store/ContactRepo.js"
 import { MessageRepo, type MessageRow } from "../runtime/ports/store/MessageRepo.js"
 import { SessionRepo } from "../runtime/ports/store/SessionRepo.js"
 import { Store } from "../runtime/ports/store/Store.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
+import { refuseIfBlocked } from "./blockedRecipient.js"
 import { existingSession } from "./sessionLookup.js"
 
 /** How long WhatsApp lets a message be edited after it was sent. */
@@ -54,6 +56,7 @@ export class MessageActions extends Context.Tag("switchboard/MessageActions")<Me
 const make = Effect.gen(function*() {
   const sessions = yield* SessionRepo
   const messages = yield* MessageRepo
+  const contacts = yield* ContactRepo
   const supervisor = yield* SessionSupervisor
   const events = yield* Events
   const transactionally = (yield* Store).transactionally
@@ -107,6 +110,7 @@ const make = Effect.gen(function*() {
     if (Duration.greaterThan(yield* sentAgo(row), EDIT_WINDOW)) {
       return yield* editRefusal("WhatsApp allows edits for 15 minutes after sending")
     }
+    yield* refuseIfBlocked(contacts, sessionId, row.chatId)
     const target = yield* targetOf(row, "EDIT_NOT_ALLOWED")
     yield* supervisor.useConnection(sessionId, engineCall("MessageEdit", { chatId: row.chatId, target, type: row.type, text }))
     yield* transactionally(Effect.gen(function*() {
@@ -179,6 +183,7 @@ const make = Effect.gen(function*() {
         message: `the poll allows ${poll.selectableCount} option${poll.selectableCount === 1 ? "" : "s"} per voter`
       })
     }
+    yield* refuseIfBlocked(contacts, sessionId, chatId)
     const target = yield* targetOf(row, "VOTE_NOT_ALLOWED")
     const secret = poll.secret === null ? null : Buffer.from(poll.secret, "base64")
     yield* supervisor.useConnection(sessionId, engineCall("PollVote", {

@@ -1,3 +1,4 @@
+import { refuseIfBlocked } from "./blockedRecipient.js"
 import { existingSession } from "./sessionLookup.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Clock, Context, DateTime, Effect, Layer, Option, type Stream } from "effect"
@@ -167,11 +168,7 @@ const make = Effect.gen(function*() {
 
   /** The session accepts sends, and the account has not blocked the recipient (WhatsApp would refuse the send). */
   const sendingTo = (sessionId: string, chatId: string) =>
-    Effect.tap(sendingSession(sessionId), () =>
-      Effect.flatMap(contacts.isBlocked(sessionId, chatId), (blocked) =>
-        blocked
-          ? Effect.fail(new Conflict({ code: "CONTACT_BLOCKED", message: `this account blocked ${chatId}; unblock it to send` }))
-          : Effect.void))
+    Effect.tap(sendingSession(sessionId), () => refuseIfBlocked(contacts, sessionId, chatId))
 
   /** A message as accepted: `pending`, with the network id it will keep through any resend. */
   const outboundRow = (
@@ -319,6 +316,7 @@ const make = Effect.gen(function*() {
     }),
     react: Effect.fn("Messaging.react")(function*(sessionId, { chatId, emoji, messageId }) {
       const session = yield* existingSession(sessions, sessionId)
+      yield* refuseIfBlocked(contacts, sessionId, chatId)
       const target = Option.filter(
         yield* messages.findRow(messageId),
         (row) => row.sessionId === sessionId && row.chatId === chatId && row.engineMessageId !== null
@@ -341,6 +339,10 @@ const make = Effect.gen(function*() {
     }),
     sendBulk: Effect.fn("Messaging.sendBulk")(function*(sessionId, request) {
       const session = yield* sendingSession(sessionId)
+      // One blocked recipient refuses the whole batch, like any other invalid item: nothing is stored.
+      yield* Effect.forEach(request.messages, (item, index) => refuseIfBlocked(contacts, sessionId, item.chatId, { index }), {
+        discard: true
+      })
       const batchId = uuidv7(yield* Clock.currentTimeMillis)
       // Every item's media is taken in before anything is stored: a batch is accepted whole or not at all.
       const items = yield* Effect.forEach(

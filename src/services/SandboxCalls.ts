@@ -1,9 +1,9 @@
 import { Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import type { Call } from "../domain/Call.js"
 import { type Conflict, type EngineCallError, NotFound, type StoreUnavailable, toApiError, ValidationFailed } from "../domain/Errors.js"
-import { ChatIdFromInput } from "../domain/Ids.js"
+import { PersonIdFromInput } from "../domain/Ids.js"
 import { CallSimulator, type SimulatedCaller } from "../runtime/ports/CallSimulator.js"
-import { SessionRepo } from "../runtime/ports/store/SessionRepo.js"
+import { SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
 import { existingSession } from "./sessionLookup.js"
 
 /**
@@ -25,20 +25,26 @@ const make = Effect.gen(function*() {
   const simulator = yield* Effect.serviceOption(CallSimulator)
   const sessions = yield* SessionRepo
 
-  /** Another session of this gateway (by id, then by name), else a phone number or chat id. */
-  const callerOf = (from: string) =>
+  const invalidCaller = (message: string) => new ValidationFailed({ code: "VALIDATION_FAILED", message })
+
+  /**
+   * Another session of this gateway (by id, then by name), else a person's phone number or id.
+   * Only a person calls (no group or channel), and never the session itself.
+   */
+  const callerOf = (callee: SessionRow, from: string) =>
     Effect.gen(function*() {
       const byId = yield* sessions.findById(from)
       const named = Option.isSome(byId) ? byId : yield* sessions.findByName(from)
-      if (Option.isSome(named)) return { sessionId: named.value.id } satisfies SimulatedCaller
-      const chatId = yield* Schema.decodeUnknown(ChatIdFromInput)(from).pipe(
+      if (Option.isSome(named)) {
+        if (named.value.id === callee.id) return yield* invalidCaller("a session cannot ring itself")
+        return { sessionId: named.value.id } satisfies SimulatedCaller
+      }
+      const chatId = yield* Schema.decodeUnknown(PersonIdFromInput)(from).pipe(
         Effect.mapError((error) =>
-          new ValidationFailed({
-            code: "VALIDATION_FAILED",
-            message: `from is no session, phone number or chat id: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-          })
+          invalidCaller(`from is no session, phone number or person's id: ${ParseResult.TreeFormatter.formatErrorSync(error)}`)
         )
       )
+      if (callee.phone !== null && chatId === `${callee.phone}@c.us`) return yield* invalidCaller("a session cannot ring itself")
       return { chatId } satisfies SimulatedCaller
     })
 
@@ -47,8 +53,8 @@ const make = Effect.gen(function*() {
       if (Option.isNone(simulator)) {
         return yield* new NotFound({ code: "NOT_SANDBOX", message: "calls can be simulated on the sandbox engine only" })
       }
-      yield* existingSession(sessions, sessionId)
-      const caller = yield* callerOf(request.from)
+      const callee = yield* existingSession(sessions, sessionId)
+      const caller = yield* callerOf(callee, request.from)
       const isVideo = request.isVideo ?? false
       const rung = yield* simulator.value.ring(sessionId, caller, isVideo).pipe(Effect.mapError(toApiError))
       return { callId: rung.callId, from: rung.from, isVideo, isGroup: false, status: "offer", at: rung.at.toISOString() } satisfies Call

@@ -56,18 +56,24 @@ const make = Effect.gen(function*() {
   const contacts = yield* ContactRepo
   const { exists } = yield* makeSessionCalls
 
-  /** Those named, else every contact the session knows; nobody to show it to is a refusal, not a silent no-op. */
+  /**
+   * Those named, else every contact the session knows, less those the account blocked (WhatsApp
+   * shows them none of its status updates); nobody left to show it to is a refusal, not a silent no-op.
+   */
   const audienceOf = (sessionId: string, named: ReadonlyArray<string> | undefined) =>
     Effect.gen(function*() {
-      if (named !== undefined) return [...new Set(named)]
-      const known = (yield* contacts.list(sessionId, Option.none())).items.map((contact) => contact.id)
-      if (known.length === 0) {
+      const wanted = named !== undefined ? [...new Set(named)] : (yield* contacts.list(sessionId, Option.none())).items.map((contact) => contact.id)
+      const blocked = new Set((yield* contacts.blocklist(sessionId, Option.none())).items.flatMap((contact) => [contact.chatId, contact.lid]))
+      const audience = wanted.filter((id) => !blocked.has(id))
+      if (audience.length === 0) {
         return yield* new Conflict({
           code: "NO_STATUS_AUDIENCE",
-          message: "the session knows no contacts yet to show a status update to; name them in contacts"
+          message: named !== undefined
+            ? "the account blocked every contact named in contacts; a status update would reach nobody"
+            : "the session knows no contacts yet (but blocked ones) to show a status update to; name them in contacts"
         })
       }
-      return known
+      return audience
     })
 
   const service: StatusUpdatesService = {

@@ -92,7 +92,7 @@ export type CallSocket = Pick<WASocket, "rejectCall">
 export const makeCallOperations = (sock: CallSocket, log: CallLog): CallOperations => ({
   reject: (callId, from) =>
     log.hasStopped(callId)
-      ? Effect.fail(refusal("CALL_NOT_RINGING", "the call is no longer ringing", "not_found"))
+      ? Effect.fail(refusal("CALL_NOT_RINGING", "the call is no longer ringing", "conflict"))
       : Effect.tryPromise({
         try: () => sock.rejectCall(callId, log.creatorOf(callId, from)),
         catch: (error) => iqFailureOf("CALL_REJECT", error)

@@ -6,12 +6,14 @@ import type { CallOperations } from "../../EngineAccount.js"
 import type { SimulatedCaller } from "../../ports/CallSimulator.js"
 import { refuse } from "./Directory.js"
 import { sandboxPhoneOf } from "./identity.js"
+import type { Blocks } from "./Messaging.js"
 import type { Line, Switchboard } from "./Switchboard.js"
 
 /**
  * Calls on the sandbox network. Nobody talks: a call rings a session (`CallChanged` offer) until
  * it rejects it or `timeout` passes. The caller is a phone (nobody here) or another sandbox
- * session, which hears of a reject as WhatsApp tells a caller (a `reject` from the callee).
+ * session; only the callee's call log has the call (a caller's engine tells it nothing of a call
+ * it placed), and a session that blocked the caller is not rung at all, as on WhatsApp.
  * Like presence, a call is news only while it rings: it is offered to a session that is ready,
  * never held for one that is away. Runs under the network's lock (the operations take it).
  */
@@ -19,7 +21,6 @@ import type { Line, Switchboard } from "./Switchboard.js"
 interface RingingCall {
   readonly callId: string
   readonly calleeSessionId: string
-  readonly callerSessionId: string | null
   /** The caller as the callee sees it. */
   readonly from: string
   readonly isVideo: boolean
@@ -30,7 +31,7 @@ interface RingingCall {
 /** WhatsApp's call ids are 32 uppercase hex digits. */
 const newCallId = () => randomBytes(16).toString("hex").toUpperCase()
 
-export const makeCalls = (switchboard: Switchboard, timeout: Duration.Duration) =>
+export const makeCalls = (switchboard: Switchboard, blocks: Blocks, timeout: Duration.Duration) =>
   Effect.gen(function*() {
     const { liveLine, offerIfReady, requireReady, serialized } = switchboard
     const calls = yield* Ref.make(HashMap.empty<string, RingingCall>())
@@ -46,12 +47,9 @@ export const makeCalls = (switchboard: Switchboard, timeout: Duration.Duration) 
         if (Option.isNone(call) || call.value.status !== "offer") return
         yield* Ref.update(calls, HashMap.set<string, RingingCall>(callId, { ...call.value, status }))
         yield* offerIfReady(call.value.calleeSessionId, changed(call.value, status, call.value.from))
-        if (status === "reject" && call.value.callerSessionId !== null) {
-          yield* offerIfReady(call.value.callerSessionId, changed(call.value, status, `${sandboxPhoneOf(call.value.calleeSessionId)}@c.us`))
-        }
       })
 
-    /** Rings a ready session; the call times out by itself unless rejected first. */
+    /** Rings a ready session (unless it blocked the caller); the call times out by itself unless rejected first. */
     const ring = (calleeSessionId: string, caller: SimulatedCaller, isVideo: boolean) =>
       serialized(Effect.gen(function*() {
         const callee = yield* liveLine(calleeSessionId)
@@ -61,12 +59,13 @@ export const makeCalls = (switchboard: Switchboard, timeout: Duration.Duration) 
         const call: RingingCall = {
           callId: newCallId(),
           calleeSessionId,
-          callerSessionId: "sessionId" in caller ? caller.sessionId : null,
           from: "sessionId" in caller ? `${sandboxPhoneOf(caller.sessionId)}@c.us` : caller.chatId,
           isVideo,
           at: new Date(yield* Clock.currentTimeMillis),
           status: "offer"
         }
+        // The caller's side rings on; the callee never hears of it.
+        if (yield* blocks(calleeSessionId, call.from)) return { callId: call.callId, from: call.from, isVideo, at: call.at }
         yield* Ref.update(calls, HashMap.set(call.callId, call))
         yield* offerIfReady(calleeSessionId, changed(call, "offer", call.from))
         yield* Effect.forkIn(Effect.zipRight(Effect.sleep(timeout), serialized(end(call.callId, "timeout"))), scope)

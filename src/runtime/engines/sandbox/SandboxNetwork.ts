@@ -156,7 +156,7 @@ const make = (options: SandboxNetworkOptions) =>
       statusAudience: status.tellAudience
     })
     const presence = yield* makePresence(switchboard)
-    const calls = yield* makeCalls(switchboard, Duration.decode(options.callTimeout ?? "45 seconds"))
+    const calls = yield* makeCalls(switchboard, profiles.blocks, Duration.decode(options.callTimeout ?? "45 seconds"))
     const mediaServer = yield* makeMediaServer
     const refusedUntil = yield* Ref.make(HashMap.empty<string, number>())
     const connectionCounts = yield* Ref.make(HashMap.empty<string, number>())

@@ -11,7 +11,7 @@ export type CallRecorded =
 
 /** Each session's call log: one row per call, its status following what the network reports. */
 export class CallRepo extends Context.Tag("switchboard/CallRepo")<CallRepo, {
-  /** A call offered, or what became of it; a call first heard of in a later status is new all the same. */
+  /** A call offered, or what became of it (the runtime records changes only of calls it saw offered). */
   readonly record: (sessionId: string, call: Call, at: string) => Effect.Effect<CallRecorded, StoreUnavailable>
   /** The call as changed; none when the log does not know it or it already had that status. */
   readonly setStatus: (sessionId: string, callId: string, status: CallStatus, at: string) => Effect.Effect<Option.Option<Call>, StoreUnavailable>
