@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Option, Ref } from "effect"
 import { MediaStore } from "../src/runtime/ports/MediaStore.js"
 import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
 import { ContactRepo } from "../src/runtime/ports/store/ContactRepo.js"
@@ -131,25 +131,14 @@ describe("contact changes and blocked senders", () => {
 
 describe("calls from an engine", () => {
   it.scoped("rejectCalls answers a caller with the message unless the account blocked them; a change to a call never offered is ignored", () =>
-    Effect.gen(function*() {
-      const settings = { ...defaultSessionSettings("recent"), rejectCalls: true, rejectCallMessage: "Please write instead." }
-      const layer = yield* storeWithSession({ settings })
-      yield* Effect.gen(function*() {
-        const seen = yield* Ref.make(Chunk.empty<DomainEvent>())
-        yield* Effect.forkScoped(Stream.runForEach(yield* (yield* Events).subscribe, (e) => Ref.update(seen, Chunk.append(e))))
+    withSessionStore({ settings: { ...defaultSessionSettings("recent"), rejectCalls: true, rejectCallMessage: "Please write instead." } }, (seen) =>
+      Effect.gen(function*() {
         const rejected = yield* Ref.make<ReadonlyArray<string>>([])
         const queued = yield* Ref.make<ReadonlyArray<string>>([])
-        const context: InboundContext = {
-          sessionId: "s1",
-          media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
-          downloadMedia: () => Effect.die("no media in this test"),
-          setStatus: () => Effect.void,
-          showQr: () => Effect.void,
-          markReady: Effect.void,
-          ...noAccountActions,
+        const context = inboundContext({
           rejectCall: (callId) => Ref.update(rejected, (ids) => [...ids, callId]),
           queueSend: (messageId) => Ref.update(queued, (ids) => [...ids, messageId])
-        }
+        })
         const call = (callId: string, from: string, status: CallStatus) =>
           handleEngineEvent(EngineEvent.CallChanged({ call: { callId, from, isVideo: false, isGroup: false, status, at: new Date() } }), context)
         const calls = yield* CallRepo
@@ -169,10 +158,8 @@ describe("calls from an engine", () => {
         // e.g. the reject of a call this account placed: no call of its log
         yield* call("CALLPLACED", "15550004444@c.us", "reject")
         expect(yield* calls.find("s1", "CALLPLACED")).toEqual(Option.none())
-        yield* letFibersRun
-        const announced = Chunk.toReadonlyArray(yield* Ref.get(seen)).filter((e) => e.event.startsWith("call."))
+        const announced = (yield* seen).filter((e) => e.event.startsWith("call."))
         expect(announced.some((e) => JSON.stringify(e.data).includes("CALLPLACED"))).toBe(false)
         expect(announced.map((e) => e.event)).toEqual(["call.received", "call.update", "call.received", "call.update"])
-      }).pipe(Effect.provide(layer))
-    }))
+      })))
 })
