@@ -79,9 +79,10 @@ export interface SessionSupervisorService {
   /**
    * The accepted sends of a running session that have not gone out yet: those in its outbound
    * lane (held by the pacing or going out) and those handed over but not yet taken from its
-   * mailbox. None when its actor does not run (its sends then wait in the Store).
+   * mailbox. None when its actor does not run (its sends then wait in the Store). A supervisor
+   * that counts another process's actors may answer from a recent figure unless `fresh`.
    */
-  readonly backlog: (sessionId: string) => Effect.Effect<Option.Option<number>>
+  readonly backlog: (sessionId: string, options?: { readonly fresh?: boolean }) => Effect.Effect<Option.Option<number>>
   /** The live state of a running session. */
   readonly state: (sessionId: string) => Effect.Effect<Option.Option<ActorState>>
   /** The live state of a running session and its changes; empty when it is not running. */

@@ -22,6 +22,8 @@ export interface OutboundBacklogService {
  * The bound on each session's outbound backlog (issue 19). Accepting is much cheaper than
  * sending (and pacing makes sending slower still on purpose), so without a bound a client can
  * pile up sends that go out hours later; the bound makes it wait instead, told for how long.
+ * The check reads the count without reserving room: requests checked at the same moment may
+ * pass the bound by their number, which is as many as the clients' concurrent connections.
  */
 export class OutboundBacklog extends Context.Tag("switchboard/OutboundBacklog")<OutboundBacklog, OutboundBacklogService>() {
   static readonly layer = Layer.effect(OutboundBacklog, Effect.suspend(() => make))
@@ -92,9 +94,12 @@ const make = Effect.gen(function*() {
   const { outboundBacklogMax: max, pacing } = yield* AppSettings
   const meter = makeDrainMeter()
 
-  /** Counted by the session's lane; the Store's count when its actor does not run here (still restoring, or its runner unreachable). */
-  const count = (sessionId: string) =>
-    Effect.flatMap(supervisor.backlog(sessionId), Option.match({
+  /**
+   * Counted by the session's lane; the Store's count when its actor does not run here (still
+   * restoring, or its runner unreachable). `fresh`: not from a cluster runner's recent figure.
+   */
+  const count = (sessionId: string, fresh = false) =>
+    Effect.flatMap(supervisor.backlog(sessionId, { fresh }), Option.match({
       onSome: Effect.succeed,
       onNone: () => messages.countUnsent([sessionId])
     }))
@@ -112,7 +117,9 @@ const make = Effect.gen(function*() {
 
   const admit = (sessionId: string, wanted: number) =>
     Effect.gen(function*() {
-      const backlog = yield* count(sessionId)
+      const recent = yield* count(sessionId)
+      // A refusal is worth an exact count: a recent figure may be behind sends that went out.
+      const backlog = recent + wanted <= max ? recent : yield* count(sessionId, true)
       const rate = meter.observe(sessionId, backlog, yield* Clock.currentTimeMillis)
       if (backlog + wanted <= max) return meter.admitted(sessionId, wanted)
       const retryAfter = retryAfterSeconds({ backlog, max, wanted, ...pace(rate) })
@@ -132,7 +139,7 @@ const make = Effect.gen(function*() {
   // 0: no bound, and nothing to count.
   const unbounded = max === 0
   return OutboundBacklog.of({
-    view: (sessionId) => Effect.map(count(sessionId), (backlog) => ({ backlog, max: unbounded ? null : max })),
+    view: (sessionId) => Effect.map(count(sessionId, true), (backlog) => ({ backlog, max: unbounded ? null : max })),
     admit: (sessionId) => unbounded ? Effect.void : admit(sessionId, 1),
     admitBatch: (sessionId, size) => unbounded ? Effect.void : size > max ? Effect.fail(tooLarge(size)) : admit(sessionId, size)
   })

@@ -62,13 +62,15 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
        * bound by as many: the bound holds within a fraction of a second's worth of sends.
        */
       const remoteBacklogs = new Map<string, { count: number; readonly at: number }>()
-      const backlog: SessionSupervisorService["backlog"] = (sessionId) =>
+      const backlog: SessionSupervisorService["backlog"] = (sessionId, options) =>
         Effect.gen(function*() {
           const here = yield* local.backlog(sessionId)
           if (Option.isSome(here)) return here
           const now = yield* Clock.currentTimeMillis
           const known = remoteBacklogs.get(sessionId)
-          if (known !== undefined && now - known.at < Duration.toMillis(BACKLOG_FRESH)) return Option.some(known.count)
+          if (known !== undefined && options?.fresh !== true && now - known.at < Duration.toMillis(BACKLOG_FRESH)) {
+            return Option.some(known.count)
+          }
           const asked = yield* clientFor(sessionId).Backlog().pipe(
             Effect.timeout(HAND_OVER_TIMEOUT),
             whenUnreachable(() => Effect.succeedNone)
