@@ -63,7 +63,10 @@ export const ProxyUrl = Schema.String.pipe(
 export const OutboundBacklog = Schema.Struct({
   backlog: Schema.Number.annotations({ description: "accepted sends not gone out yet" }),
   max: Schema.NullOr(Schema.Number).annotations({ description: "OUTBOUND_BACKLOG_MAX; null: no bound" })
-}).annotations({ identifier: "OutboundBacklog" })
+}).annotations({
+  identifier: "OutboundBacklog",
+  description: "In GET /api/sessions/{id} only. Past `max`, sends are refused with 429 SESSION_BACKLOG_FULL and Retry-After."
+})
 export type OutboundBacklog = typeof OutboundBacklog.Type
 
 export class Session extends Schema.Class<Session>("Session")({
