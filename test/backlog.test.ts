@@ -1,6 +1,6 @@
 import { Duration, Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { retryAfterSeconds } from "../src/services/outboundBacklog.js"
+import { makeDrainMeter, retryAfterSeconds } from "../src/services/outboundBacklog.js"
 import { eventually, readySession, type TestGateway, useGateway } from "./support/gateway.js"
 import { base64, png } from "./support/mediaSamples.js"
 
@@ -173,5 +173,23 @@ describe("Retry-After", () => {
     expect(retryAfterSeconds({ backlog: 10_000, max: 10_000, wanted: 100, secondsPerSend: 3 })).toBe(300)
     expect(retryAfterSeconds({ backlog: 10_000, max: 10_000, wanted: 1, secondsPerSend: 1 / 50 })).toBe(1)
     expect(retryAfterSeconds({ backlog: 10_000, max: 10_000, wanted: 100, secondsPerSend: Infinity, ceiling: 60 })).toBe(60)
+  })
+
+  it("measures an unpaced lane's speed from what went out between two looks while it had work", () => {
+    const meter = makeDrainMeter()
+    expect(meter.observe("s", 10, 0)).toBeUndefined()
+    meter.admitted("s", 5)
+    // 10 waiting plus 5 let in, 5 left a second later: 10 went out in that second.
+    expect(meter.observe("s", 5, 1_000)).toBe(10)
+    // Looks closer together than 200 ms measure nothing new.
+    expect(meter.observe("s", 4, 1_100)).toBe(10)
+    // Each new window weighs half: 5 waiting plus 2 let in, 2 left: 5 went out in the next second.
+    meter.admitted("s", 2)
+    expect(meter.observe("s", 2, 2_000)).toBe(7.5)
+    // A window in which the lane ran dry shows it idle part of the time, not its speed: kept as it was.
+    expect(meter.observe("s", 0, 3_000)).toBe(7.5)
+    expect(meter.observe("s", 20, 4_000)).toBe(7.5)
+    // Each session is measured on its own.
+    expect(meter.observe("other", 3, 4_000)).toBeUndefined()
   })
 })

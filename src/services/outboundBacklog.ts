@@ -66,7 +66,7 @@ interface Sample {
  * a window in which the lane had work throughout counts (one that started or ended empty shows
  * the lane idle part of the time, not its speed); each new window weighs half.
  */
-const makeDrainMeter = () => {
+export const makeDrainMeter = () => {
   const samples = new Map<string, Sample>()
   return {
     observe: (sessionId: string, backlog: number, now: number): number | undefined => {
