@@ -126,3 +126,32 @@ describe.skipIf(unavailable("postgres", "cluster runners") ?? unavailable("redis
     expect(Date.now() - startedAt).toBeLessThan(1_500)
   })
 })
+
+describe.skipIf(unavailable("postgres", "cluster backlog") ?? unavailable("redis", "cluster backlog"))("the outbound backlog in a cluster", () => {
+  it("is counted where the session runs, shown and enforced by the runner that does not host it", async () => {
+    // One send a minute: after the first, the session's sends wait their turn for the rest of the test.
+    const { runners } = await startCluster(2, { SEND_RATE_PER_MINUTE: "1", OUTBOUND_BACKLOG_MAX: "3" }, "cluster backlog")
+    const created = await runners[0]!.call("POST", "/api/sessions", { body: { name: "backlog-across", autoStart: true } })
+    const sessionId: string = created.body.id
+    await eventually(() => runners[0]!.call("GET", `/api/sessions/${sessionId}`), (r) => r.body.status === "ready", 30_000)
+    const hosts = await eventually(() => Promise.all(runners.map(hostedBy)), ([a, b]) => a!.has(sessionId) || b!.has(sessionId))
+    const asked = runners[hosts[0]!.has(sessionId) ? 1 : 0]!
+    const host = runners[hosts[0]!.has(sessionId) ? 0 : 1]!
+    const send = (text: string) =>
+      asked.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: "15550004321@c.us", text } })
+    const outboundOn = async (runner: Runner) => (await runner.call("GET", `/api/sessions/${sessionId}`)).body.outbound
+
+    // The first send takes the session's turn at once; the next three wait for the next one.
+    expect((await send("goes at once")).status).toBe(201)
+    await eventually(() => outboundOn(asked), (outbound) => outbound.backlog === 0)
+    for (const text of ["waits 1", "waits 2", "waits 3"]) expect((await send(text)).status).toBe(201)
+    expect(await outboundOn(asked)).toEqual({ backlog: 3, max: 3 })
+    expect(await outboundOn(host)).toEqual({ backlog: 3, max: 3 })
+    // One more would wait for one of those to go out: one interval of the pacing, 60 s.
+    const refused = await send("one too many")
+    expect([refused.status, refused.body.code, refused.headers.get("retry-after")]).toEqual([429, "SESSION_BACKLOG_FULL", "60"])
+    const refusedByHost = await host.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: "15550004321@c.us", text: "no" } })
+    expect([refusedByHost.status, refusedByHost.body.code]).toEqual([429, "SESSION_BACKLOG_FULL"])
+    expect((await asked.call("GET", `/api/sessions/${sessionId}/messages?direction=out`)).body.data).toHaveLength(4)
+  }, 120_000)
+})

@@ -255,6 +255,8 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
       }
       await page.goto(`${dashboardUrl}#/sessions/${sessionId}`)
       await page.getByTestId("session-detail").waitFor()
+      // The sends waiting to go out, against OUTBOUND_BACKLOG_MAX (issue 19).
+      expect(await page.getByTestId("session-backlog").textContent()).toMatch(/^\d+ of at most 10000$/)
       await screenshot(page, `session-detail-${width}`)
       expect(await pageOverflow(page), "session detail").toBeLessThanOrEqual(0)
       await context.close()

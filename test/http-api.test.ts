@@ -120,6 +120,30 @@ describe("authentication", () => {
       const statuses = Object.keys(openapi.body.paths[path]?.[method]?.responses ?? {})
       expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(["400", "404", "409", "413", "429", "503"]))
     }
+    // Every send declares 429 SESSION_BACKLOG_FULL with its Retry-After (issue 19), and the session its backlog.
+    const sends: Array<string> = [
+      "messages/send-text",
+      "messages/send-image",
+      "messages/send-video",
+      "messages/send-audio",
+      "messages/send-document",
+      "messages/send-sticker",
+      "messages/send-location",
+      "messages/send-contact",
+      "messages/send-poll",
+      "messages/send-bulk",
+      "messages/{messageId}/forward",
+      "status/text",
+      "status/image",
+      "status/video"
+    ]
+    for (const send of sends) {
+      const tooMany = openapi.body.paths[`/api/sessions/{sessionId}/${send}`]?.post?.responses?.["429"]
+      expect(tooMany?.description, send).toContain("SESSION_BACKLOG_FULL")
+      expect(tooMany?.headers?.["Retry-After"]?.schema, send).toEqual({ type: "integer", minimum: 1 })
+    }
+    expect(openapi.body.components.schemas.Session.properties.outbound).toEqual({ $ref: "#/components/schemas/OutboundBacklog" })
+    expect(openapi.body.components.schemas.OutboundBacklog.required).toEqual(["backlog", "max"])
     const docs = await gateway().call("GET", "/api/docs", { key: null })
     expect(docs.status).toBe(200)
     // Offline: the UI is inlined, nothing is fetched from a CDN.

@@ -26,6 +26,7 @@ import { Health } from "../services/Health.js"
 import { MediaIntake } from "../services/MediaIntake.js"
 import { Metrics } from "../runtime/Metrics.js"
 import { Messaging } from "../services/Messaging.js"
+import { OutboundBacklog } from "../services/outboundBacklog.js"
 import { MessageActions } from "../services/MessageActions.js"
 import { PresenceTracker } from "../services/PresenceTracker.js"
 import { Sessions } from "../services/Sessions.js"
@@ -108,6 +109,7 @@ export const SwitchboardCore = <EngineOut, E, R>(
     Layer.provideMerge(StatusUpdates.layer),
     Layer.provideMerge(Layer.merge(Messaging.layer, MessageActions.layer)),
     Layer.provideMerge(MediaIntake.layer),
+    Layer.provideMerge(OutboundBacklog.layer),
     Layer.provideMerge(topology.dispatcher),
     Layer.provideMerge(Metrics.layer),
     Layer.provideMerge(runtime)

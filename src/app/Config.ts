@@ -64,6 +64,10 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
       Config.withDefault(20)
     )
   }),
+  outboundBacklogMax: Config.integer("OUTBOUND_BACKLOG_MAX").pipe(
+    Config.validate({ message: "OUTBOUND_BACKLOG_MAX must be ≥ 0 (0: no bound)", validation: (n) => n >= 0 }),
+    Config.withDefault(10_000)
+  ),
   media: Config.all({
     url: Config.option(Config.string("MEDIA_URL")),
     maxBytes: Config.integer("MEDIA_MAX_BYTES").pipe(

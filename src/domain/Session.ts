@@ -55,6 +55,20 @@ export const ProxyUrl = Schema.String.pipe(
   }, { message: () => "proxy url must be http://, https://, socks5:// or socks5h:// with a host" })
 )
 
+/**
+ * The session's accepted sends that have not gone out yet (waiting for their turn at the
+ * pacing, for the session to be ready, or going out), and the bound past which sends are
+ * refused with 429 SESSION_BACKLOG_FULL (`OUTBOUND_BACKLOG_MAX`; null when there is none).
+ */
+export const OutboundBacklog = Schema.Struct({
+  backlog: Schema.Number.annotations({ description: "accepted sends not gone out yet" }),
+  max: Schema.NullOr(Schema.Number).annotations({ description: "OUTBOUND_BACKLOG_MAX; null: no bound" })
+}).annotations({
+  identifier: "OutboundBacklog",
+  description: "In GET /api/sessions/{id} only. Past `max`, sends are refused with 429 SESSION_BACKLOG_FULL and Retry-After."
+})
+export type OutboundBacklog = typeof OutboundBacklog.Type
+
 export class Session extends Schema.Class<Session>("Session")({
   id: SessionId,
   name: Schema.String,
@@ -65,7 +79,9 @@ export class Session extends Schema.Class<Session>("Session")({
   proxy: Schema.NullOr(ProxyView),
   lastError: Schema.NullOr(LastError),
   createdAt: Schema.String,
-  updatedAt: Schema.String
+  updatedAt: Schema.String,
+  /** Only in the answer of GET /api/sessions/{id}: counting it for every session of a list would cost a read each. */
+  outbound: Schema.optional(OutboundBacklog)
 }) {}
 
 export const SessionName = Schema.Trim.pipe(

@@ -25,6 +25,11 @@ export interface Settings {
   readonly historySync: HistorySync
   readonly reconnect: ReconnectSettings
   readonly pacing: PacingSettings
+  /**
+   * Accepted sends a session may have waiting to go out (`OUTBOUND_BACKLOG_MAX`, default 10,000);
+   * past it a send is refused with 429 SESSION_BACKLOG_FULL and a Retry-After. 0 = no bound.
+   */
+  readonly outboundBacklogMax: number
   /** Requests a minute per API key (per address without one); 0 = no limit. */
   readonly rateLimitPerMinute: number
   readonly media: MediaSettings

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { HealthReport } from "../domain/Health.js"
 import { Conflict, EngineFailure, EngineTimeout, Forbidden, InternalError, NotSupported, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType, ValidationFailed } from "../domain/Errors.js"
 import { wireError } from "./wireError.js"
+import { declaresBacklogRefusal } from "./backlogRefusal.js"
 import {
   Batch,
   BatchAccepted,
@@ -116,6 +117,7 @@ const mediaSend = <const Name extends string>(name: Name, path: `/sessions/:sess
     .addError(wireError(UnsupportedMediaType))
     .addError(wireError(ServiceUnavailable))
     .annotate(OpenApi.Description, `Sends ${what}. The type is told from the bytes; MEDIA_MAX_BYTES caps the size (413).`)
+    .annotate(OpenApi.Transform, declaresBacklogRefusal)
 
 /** A send whose body is JSON only: 201 when stored and queued. */
 const contentSend = <const Name extends string, A, I>(
@@ -131,6 +133,7 @@ const contentSend = <const Name extends string, A, I>(
     .addError(wireError(PayloadTooLarge))
     .addError(wireError(ServiceUnavailable))
     .annotate(OpenApi.Description, `Sends ${what}.`)
+    .annotate(OpenApi.Transform, declaresBacklogRefusal)
 
 const AnyBytes = Schema.Uint8ArrayFromSelf.pipe(
   HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "application/octet-stream" })
@@ -142,6 +145,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .setPath(sessionPath)
       .setPayload(SendTextRequest)
       .addSuccess(SendResult, { status: 201 })
+      .annotate(OpenApi.Transform, declaresBacklogRefusal)
   )
   .add(mediaSend("sendImage", "/sessions/:sessionId/messages/send-image", "an image (JPEG, PNG or WebP)"))
   .add(mediaSend("sendVideo", "/sessions/:sessionId/messages/send-video", "a video (MP4 or 3GP)"))
@@ -179,6 +183,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .addError(wireError(PayloadTooLarge))
       .addError(wireError(UnsupportedMediaType))
       .addError(wireError(ServiceUnavailable))
+      .annotate(OpenApi.Transform, declaresBacklogRefusal)
   )
   .add(HttpApiEndpoint.get("getBatch", "/sessions/:sessionId/messages/batch/:batchId").annotate(RequiredRole, "viewer").setPath(batchPath).addSuccess(Batch))
   .add(

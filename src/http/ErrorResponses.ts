@@ -3,6 +3,7 @@ import { Cause, Effect, Option } from "effect"
 import { StoreUnavailable, toErrorBody } from "../domain/Errors.js"
 import { ClusterUnreachable } from "../runtime/cluster/ClusterUnreachable.js"
 import { CacheUnavailable } from "../runtime/ports/Cache.js"
+import { announceRetryAfter } from "./backlogRefusal.js"
 
 interface Refusal {
   readonly status: number
@@ -101,7 +102,7 @@ export const ErrorResponses = HttpApiBuilder.middleware((app) =>
   Effect.catchAllCause(app, (cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
     const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure) && isContractError(failure.value)) return Effect.failCause(cause)
+    if (Option.isSome(failure) && isContractError(failure.value)) return Effect.zipRight(announceRetryAfter(failure.value), Effect.failCause(cause))
     // Some request errors (an unreadable body) arrive as defects; they are still the caller's fault.
     const refusal = refusalOf(Cause.squash(cause))
     if (refusal !== undefined) return Effect.succeed(respond(refusal))

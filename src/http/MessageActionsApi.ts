@@ -20,6 +20,7 @@ import {
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
 import { wireError } from "./wireError.js"
+import { declaresBacklogRefusal } from "./backlogRefusal.js"
 
 /**
  * The contract's actions on messages already in a chat, and presence (their groups of
@@ -38,6 +39,7 @@ export class MessageActionsGroup extends HttpApiGroup.make("messageActions")
       .setPayload(ForwardRequest)
       .addSuccess(SendResult, { status: 201 })
       .annotate(OpenApi.Description, "Sends the message again to a chat, marked forwarded: a new message (media copied, not fetched again).")
+      .annotate(OpenApi.Transform, declaresBacklogRefusal)
   )
   .add(
     HttpApiEndpoint.put("edit", messageRoute).annotate(RequiredRole, "operator")

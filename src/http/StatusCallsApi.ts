@@ -10,6 +10,7 @@ import { RequiredRole } from "./Endpoints.js"
 import { MediaStatusPayload } from "./mediaRequest.js"
 import { ListBody, PageParams } from "./Pagination.js"
 import { wireError } from "./wireError.js"
+import { declaresBacklogRefusal } from "./backlogRefusal.js"
 
 /**
  * The contract's per-session settings, status updates, the call log, and the sandbox's incoming
@@ -49,6 +50,7 @@ const mediaStatus = <const Name extends string>(name: Name, path: `${typeof stat
     .addSuccess(SendResult, { status: 201 })
     .addError(wireError(UnsupportedMediaType))
     .annotate(OpenApi.Description, `Posts ${what} as a status update: JSON {media, caption?, contacts?} or multipart (a file part; contacts comma-separated).`)
+    .annotate(OpenApi.Transform, declaresBacklogRefusal)
 
 export class StatusGroup extends HttpApiGroup.make("status")
   .add(
@@ -58,6 +60,7 @@ export class StatusGroup extends HttpApiGroup.make("status")
       .addSuccess(SendResult, { status: 201 })
       .addError(wireError(UnsupportedMediaType))
       .annotate(OpenApi.Description, "Posts a text status update; without contacts, every contact the session knows sees it (409 NO_STATUS_AUDIENCE when it knows none).")
+      .annotate(OpenApi.Transform, declaresBacklogRefusal)
   )
   .add(mediaStatus("postImage", `${statusRoute}/image`, "an image"))
   .add(mediaStatus("postVideo", `${statusRoute}/video`, "a video"))

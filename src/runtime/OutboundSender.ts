@@ -52,7 +52,8 @@ const transientRetry = Schedule.exponential("500 millis").pipe(Schedule.intersec
 /**
  * The session's outbound lane: stored `pending` messages go out one at a time, in the order
  * they were accepted, whenever the session is ready, no faster than the session's pacing.
- * While it is not ready they wait; callers are never refused for going too fast. Each message
+ * While it is not ready they wait; callers are refused only past OUTBOUND_BACKLOG_MAX (see
+ * services/outboundBacklog.ts). Each message
  * carries the engine id it was given when accepted, so a resend after a crash is recognised
  * as the same message by the network rather than delivered twice. The network's
  * acknowledgements then move the status on (see InboundEvents).

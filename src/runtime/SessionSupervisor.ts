@@ -76,6 +76,13 @@ export interface SessionSupervisorService {
     sessionId: string,
     call: EngineCall<Op>
   ) => Effect.Effect<EngineSuccess<Op>, EngineCallError | EngineTimeout>
+  /**
+   * The accepted sends of a running session that have not gone out yet: those in its outbound
+   * lane (held by the pacing or going out) and those handed over but not yet taken from its
+   * mailbox. None when its actor does not run (its sends then wait in the Store). A supervisor
+   * that counts another process's actors may answer from a recent figure unless `fresh`.
+   */
+  readonly backlog: (sessionId: string, options?: { readonly fresh?: boolean }) => Effect.Effect<Option.Option<number>>
   /** The live state of a running session. */
   readonly state: (sessionId: string) => Effect.Effect<Option.Option<ActorState>>
   /** The live state of a running session and its changes; empty when it is not running. */
@@ -107,6 +114,9 @@ export class SessionSupervisor extends Context.Tag("switchboard/SessionSuperviso
 >() {
   static readonly layer = (settings: ActorSettings) => Layer.scoped(SessionSupervisor, makeSessionSupervisor(settings))
 }
+
+/** Commands waiting in an actor's mailbox (sends handed over but not yet in its lane, mostly). */
+const mailboxDepth = (handle: SessionActorHandle) => Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)
 
 /** The supervisor of the actors of this process. */
 export const makeSessionSupervisor = (settings: ActorSettings) =>
@@ -266,6 +276,11 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           Option.isSome(handle)
             ? handle.value.mailbox.offer(ActorCommand.Send({ messageId }))
             : Effect.succeed(false))),
+      backlog: (sessionId) =>
+        Effect.flatMap(handleOf(sessionId), Option.match({
+          onNone: () => Effect.succeedNone,
+          onSome: (handle) => Effect.map(Ref.get(handle.queuedSends), (queued) => Option.some(queued + mailboxDepth(handle)))
+        })),
       useConnection: (sessionId, call) =>
         ask(sessionId, (reply) => useConnection(requiredStatus(call.operation), (connection) => applyEngineCall(connection, call), reply)),
       state: (sessionId) =>
@@ -286,14 +301,14 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
       }).pipe(Effect.withSpan("SessionSupervisor.restore")),
       running: Effect.map(SynchronizedRef.get(handles), (map) => Array.from(map.keys())),
       mailboxDepths: Effect.map(SynchronizedRef.get(handles), (map) =>
-        new Map(Array.from(map, ([sessionId, handle]) => [sessionId, Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)]))),
+        new Map(Array.from(map, ([sessionId, handle]) => [sessionId, mailboxDepth(handle)]))),
       outgoing: Effect.gen(function*() {
         const ready: Array<string> = []
         let queued = 0
         for (const handle of (yield* SynchronizedRef.get(handles)).values()) {
           if ((yield* SubscriptionRef.get(handle.state)).status !== "ready") continue
           ready.push(handle.sessionId)
-          queued += (yield* Ref.get(handle.queuedSends)) + Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)
+          queued += (yield* Ref.get(handle.queuedSends)) + mailboxDepth(handle)
         }
         return { queued, unacknowledged: yield* messages.countUnsent(ready) }
       }).pipe(Effect.withSpan("SessionSupervisor.outgoing"))

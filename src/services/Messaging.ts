@@ -32,6 +32,7 @@ import {
   messageNotFound,
   NotFound,
   type PayloadTooLarge,
+  type RateLimited,
   ServiceUnavailable,
   type UnsupportedMediaType,
   type ValidationFailed
@@ -59,35 +60,36 @@ import type {
 import type { Page, PageRequest } from "../domain/Pagination.js"
 import { acceptsSends } from "../domain/Session.js"
 import { ContactRepo } from "../runtime/ports/store/ContactRepo.js"
+import { OutboundBacklog } from "./outboundBacklog.js"
 
 export interface MessagingService {
   /** Stores the message as `pending` and queues it with the session. 2xx means it is stored. */
-  readonly sendText: (sessionId: string, request: SendTextRequest) => Effect.Effect<SendResult, NotFound | Conflict | StoreUnavailable>
-  readonly sendLocation: (sessionId: string, request: SendLocationRequest) => Effect.Effect<SendResult, NotFound | Conflict | StoreUnavailable>
+  readonly sendText: (sessionId: string, request: SendTextRequest) => Effect.Effect<SendResult, NotFound | Conflict | RateLimited | StoreUnavailable>
+  readonly sendLocation: (sessionId: string, request: SendLocationRequest) => Effect.Effect<SendResult, NotFound | Conflict | RateLimited | StoreUnavailable>
   /** The vCards are built from the fields given. */
-  readonly sendContact: (sessionId: string, request: SendContactRequest) => Effect.Effect<SendResult, NotFound | Conflict | StoreUnavailable>
-  readonly sendPoll: (sessionId: string, request: SendPollRequest) => Effect.Effect<SendResult, NotFound | Conflict | StoreUnavailable>
+  readonly sendContact: (sessionId: string, request: SendContactRequest) => Effect.Effect<SendResult, NotFound | Conflict | RateLimited | StoreUnavailable>
+  readonly sendPoll: (sessionId: string, request: SendPollRequest) => Effect.Effect<SendResult, NotFound | Conflict | RateLimited | StoreUnavailable>
   /**
    * Takes in the media (fetched, size-capped, its type told from the bytes), keeps it in the
    * media store, then stores and queues the message like a text.
    */
   readonly sendMedia: (sessionId: string, input: SendMediaInput) => Effect.Effect<
     SendResult,
-    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
+    NotFound | Conflict | RateLimited | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
   /**
    * A status update (to `status@broadcast`): a text or a media, accepted like any send, its
    * audience and look kept in the row's send options for the lane (and any resend) to use.
    */
   readonly sendStatus: (sessionId: string, update: StatusSend) => Effect.Effect<
     SendResult,
-    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
+    NotFound | Conflict | RateLimited | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
   /**
    * Sends a message of the session again (to any chat), marked forwarded; its media is copied
    * from the media store, not fetched again.
    */
   readonly forward: (sessionId: string, messageId: string, request: ForwardRequest) => Effect.Effect<
     SendResult,
-    NotFound | Conflict | ServiceUnavailable | StoreUnavailable>
+    NotFound | Conflict | RateLimited | ServiceUnavailable | StoreUnavailable>
   /**
    * The bytes of a message's media, sent or received, with what they are: streamed from the
    * media store as they are read (a failure mid-stream ends the stream with the error).
@@ -114,7 +116,7 @@ export interface MessagingService {
   /** Stores every message (all or none) as one batch, queued with the session's pacing. */
   readonly sendBulk: (sessionId: string, request: SendBulkRequest) => Effect.Effect<
     { readonly batchId: string; readonly total: number },
-    NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
+    NotFound | Conflict | RateLimited | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable>
   readonly getBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound | StoreUnavailable>
   /** Stops the batch's messages that have not gone out; they end `failed` with `CANCELLED`. */
   readonly cancelBatch: (sessionId: string, batchId: string) => Effect.Effect<Batch, NotFound | StoreUnavailable>
@@ -144,6 +146,7 @@ const make = Effect.gen(function*() {
   const intake = yield* MediaIntake
   const mediaStore = yield* MediaStore
   const contacts = yield* ContactRepo
+  const backlog = yield* OutboundBacklog
   const transactionally = (yield* Store).transactionally
   // Reading a chat sets its unread count (and announces it) with the runtime's chat writes.
   const chatWrites = yield* Effect.context<ChatRepo | Events>()
@@ -166,9 +169,14 @@ const make = Effect.gen(function*() {
           })
         ))
 
-  /** The session accepts sends, and the account has not blocked the recipient (WhatsApp would refuse the send). */
+  /**
+   * The session accepts sends, its outbound backlog has room for one more (429
+   * SESSION_BACKLOG_FULL otherwise), and the account has not blocked the recipient (WhatsApp
+   * would refuse the send).
+   */
   const sendingTo = (sessionId: string, chatId: string) =>
-    Effect.tap(sendingSession(sessionId), () => refuseIfBlocked(contacts, sessionId, chatId))
+    Effect.tap(sendingSession(sessionId), () =>
+      Effect.zipRight(backlog.admit(sessionId), refuseIfBlocked(contacts, sessionId, chatId)))
 
   /** A message as accepted: `pending`, with the network id it will keep through any resend. */
   const outboundRow = (
@@ -339,6 +347,8 @@ const make = Effect.gen(function*() {
     }),
     sendBulk: Effect.fn("Messaging.sendBulk")(function*(sessionId, request) {
       const session = yield* sendingSession(sessionId)
+      // A batch is let into the backlog whole or not at all.
+      yield* backlog.admitBatch(sessionId, request.messages.length)
       // One blocked recipient refuses the whole batch, like any other invalid item: nothing is stored.
       yield* Effect.forEach(request.messages, (item, index) => refuseIfBlocked(contacts, sessionId, item.chatId, { index }), {
         discard: true

@@ -7,6 +7,7 @@ import {
   Forbidden,
   NotFound,
   type PayloadTooLarge,
+  type RateLimited,
   type ServiceUnavailable,
   type StoreUnavailable,
   type UnsupportedMediaType,
@@ -29,7 +30,7 @@ export interface MediaStatusInput {
   readonly contacts?: ReadonlyArray<string> | undefined
 }
 
-type SendError = NotFound | Conflict | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable
+type SendError = NotFound | Conflict | RateLimited | ValidationFailed | PayloadTooLarge | UnsupportedMediaType | ServiceUnavailable | StoreUnavailable
 
 /**
  * Status updates (stories): sends to `status@broadcast` shown to the account's contacts for 24

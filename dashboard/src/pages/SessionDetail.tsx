@@ -167,6 +167,7 @@ export const SessionDetail = ({ sessionId }: { sessionId: string }) => {
             <dt>Name on WhatsApp</dt><dd>{session.pushName ?? "—"}</dd>
             <dt>Created</dt><dd><Time iso={session.createdAt} /></dd>
             <dt>Updated</dt><dd><Time iso={session.statusAt ?? session.updatedAt} /></dd>
+            <dt>Waiting to send</dt><dd data-testid="session-backlog">{session.outbound ? `${session.outbound.backlog}${session.outbound.max === null ? "" : ` of at most ${session.outbound.max}`}` : "—"}</dd>
             <dt>Last error</dt>
             <dd data-testid="session-last-error">
               {session.lastError ? <><code>{session.lastError.code}</code> {session.lastError.message}</> : "—"}

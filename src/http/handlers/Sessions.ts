@@ -1,9 +1,10 @@
-import type { QrCode } from "../../domain/Session.js"
+import { type QrCode, Session } from "../../domain/Session.js"
 import { answeringStoreOutage } from "../ErrorResponses.js"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { toListBody } from "../../domain/Pagination.js"
 import { CurrentPrincipal } from "../../services/ApiKeys.js"
+import { OutboundBacklog } from "../../services/outboundBacklog.js"
 import { Sessions } from "../../services/Sessions.js"
 import { forbidden } from "../AccessPolicy.js"
 import { SwitchboardApi } from "../Api.js"
@@ -12,6 +13,7 @@ import { pageRequest } from "../Pagination.js"
 export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions", (handlers) =>
   Effect.gen(function*() {
     const sessions = yield* Sessions
+    const backlog = yield* OutboundBacklog
     return handlers
       .handle("create", answeringStoreOutage(({ payload }) =>
         Effect.gen(function*() {
@@ -29,7 +31,9 @@ export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions",
           const only = allowedSessions === null ? {} : { only: allowedSessions }
           return toListBody(page, yield* sessions.list({ status: urlParams.status, ...only }, page))
         })))
-      .handle("get", answeringStoreOutage(({ path }) => sessions.get(path.sessionId)))
+      .handle("get", answeringStoreOutage(({ path }) =>
+        Effect.flatMap(sessions.get(path.sessionId), (session) =>
+          Effect.map(backlog.view(path.sessionId), (outbound) => new Session({ ...session, outbound })))))
       .handle("remove", answeringStoreOutage(({ path }) => sessions.remove(path.sessionId)))
       .handle("start", answeringStoreOutage(({ path }) => sessions.start(path.sessionId)))
       .handle("stop", answeringStoreOutage(({ path }) => sessions.stop(path.sessionId)))

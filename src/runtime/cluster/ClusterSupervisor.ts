@@ -1,5 +1,5 @@
 import type { Sharding } from "@effect/cluster"
-import { Cause, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import { Cause, Clock, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { SessionRepo } from "../ports/store/SessionRepo.js"
 import { Conflict } from "../../domain/Errors.js"
 import { CallFailure, type EngineClient, runEngineCall } from "../EngineCall.js"
@@ -14,6 +14,8 @@ const COMMAND_TIMEOUT = Duration.seconds(30)
 const CALL_TIMEOUT = Duration.seconds(35)
 /** How long a send waits to be handed to the session's actor; after that it waits in the Store. */
 const HAND_OVER_TIMEOUT = Duration.seconds(3)
+/** How long a backlog read from the session's runner stands for it (counted up by this runner's own hand-overs). */
+const BACKLOG_FRESH = Duration.millis(250)
 /** How often `watch` asks for the state of a session living on another runner. */
 const WATCH_INTERVAL = Duration.millis(100)
 
@@ -52,6 +54,37 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
           whenUnreachable(() => Effect.succeedNone)
         )
 
+      /**
+       * Every send checks the backlog, so asking the session's runner each time would add a
+       * round trip to every send. A session living here is counted here; one on another runner
+       * is asked at most every BACKLOG_FRESH, and its figure is counted up by the sends this
+       * runner hands over meanwhile. Sends other runners accept within that window may pass the
+       * bound by as many: the bound holds within a fraction of a second's worth of sends.
+       */
+      const remoteBacklogs = new Map<string, { count: number; readonly at: number }>()
+      const backlog: SessionSupervisorService["backlog"] = (sessionId, options) =>
+        Effect.gen(function*() {
+          const here = yield* local.backlog(sessionId)
+          if (Option.isSome(here)) return here
+          const now = yield* Clock.currentTimeMillis
+          const known = remoteBacklogs.get(sessionId)
+          if (known !== undefined && options?.fresh !== true && now - known.at < Duration.toMillis(BACKLOG_FRESH)) {
+            return Option.some(known.count)
+          }
+          const asked = yield* clientFor(sessionId).Backlog().pipe(
+            Effect.timeout(HAND_OVER_TIMEOUT),
+            whenUnreachable(() => Effect.succeedNone)
+          )
+          if (Option.isSome(asked)) remoteBacklogs.set(sessionId, { count: asked.value, at: now })
+          else remoteBacklogs.delete(sessionId)
+          return asked
+        })
+      const countHandedOver = (sessionId: string) =>
+        Effect.sync(() => {
+          const known = remoteBacklogs.get(sessionId)
+          if (known !== undefined) known.count++
+        })
+
       const service: SessionSupervisorService = {
         start: (sessionId) => command(sessionId, (client) => client.Start()),
         stop: (sessionId) => command(sessionId, (client) => client.Stop()),
@@ -64,8 +97,10 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
         send: (sessionId, messageId) =>
           clientFor(sessionId).Send({ messageId }).pipe(
             Effect.timeout(HAND_OVER_TIMEOUT),
-            whenUnreachable(() => Effect.succeed(false))
+            whenUnreachable(() => Effect.succeed(false)),
+            Effect.tap((handedOver) => handedOver ? countHandedOver(sessionId) : Effect.void)
           ),
+        backlog,
         useConnection: (sessionId, call) => {
           // The entity's client has one method per engine operation, like any `EngineClient`.
           const engine: EngineClient<unknown> = clientFor(sessionId)

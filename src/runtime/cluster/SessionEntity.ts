@@ -32,6 +32,8 @@ export const SessionEntity = Entity.fromRpcGroup(
     Rpc.make("Remove", { error: StoreUnavailable }),
     Rpc.make("Send", { payload: { messageId: Schema.String }, success: Schema.Boolean }),
     Rpc.make("State", { success: Schema.Option(LiveState) }),
+    /** The sends accepted and not yet gone out, counted where the lane is (`SessionSupervisorService.backlog`). */
+    Rpc.make("Backlog", { success: Schema.Option(Schema.Number) }),
     /** Nothing, but bringing the entity up if it is not (see `Reconciler`). */
     Rpc.make("Ensure")
   ).merge(EngineRpcs)
@@ -88,6 +90,7 @@ export const SessionEntityLive = SessionEntity.toLayer(
       Remove: () => Effect.zipRight(local.remove(sessionId), keepAlive(false)),
       Send: ({ payload }) => local.send(sessionId, payload.messageId),
       State: () => Effect.map(local.state(sessionId), Option.map(toLive)),
+      Backlog: () => local.backlog(sessionId),
       Ensure: () => Effect.void
     })
   }),
