@@ -115,7 +115,10 @@ interface SwitchboardFigures extends Measured {
   readonly cpuMsPerMessageSent: number
   readonly drainSeconds: number
   readonly drained: boolean
+  /** Messages that went out, of those stored in the measured window. */
   readonly messages: number
+  /** Messages stored but never sent (stored by requests the load cut off at its end). */
+  readonly stuckPending: number
   readonly idleCpuPercent: number
   readonly rss: string
 }
@@ -137,7 +140,7 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
     // The warm-up's messages go out before the measured window starts, so that its CPU and its
     // "until sent" are the measured messages' own.
     const warm = await load("switchboard warm-up", gateway.sendUrl, WARMUP, [429])
-    const warmDrain = await waitUntilNonePending(reader, sessionId, { maxSeconds: DRAIN_MAX, settleSeconds: settleAfter(warm.p99) })
+    const warmDrain = await waitUntilNonePending(reader, sessionId, { maxSeconds: DRAIN_MAX, settleSeconds: settleAfter(warm.p99), mayStayPending: warm.cutOff })
     if (!warmDrain.drained) log(`WARNING: the warm-up's messages were still pending after ${DRAIN_MAX} s`)
     const before = await reader.statusCounts(sessionId)
     const acceptedBefore = 1 + warm.ok // the probe and the warm-up
@@ -151,7 +154,11 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
     const pgLoad = cpuSeconds(postgres?.pid, true) - pgFrom
     const rssAfter = server.rssKb()
     const drainStart = performance.now()
-    const drain = await waitUntilNonePending(reader, sessionId, { maxSeconds: DRAIN_MAX, settleSeconds: settleAfter(result.p99) })
+    const drain = await waitUntilNonePending(reader, sessionId, {
+      maxSeconds: DRAIN_MAX,
+      settleSeconds: settleAfter(result.p99),
+      mayStayPending: warmDrain.pending + result.cutOff
+    })
     // Up to the last message out: less the idle CPU of the quiet time waited after it.
     const quietSeconds = since(drainStart) - drain.seconds
     const cpuToSent = server.cpuSeconds() - cpuFrom - idleCpuPerSecond * quietSeconds
@@ -163,7 +170,8 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
     if (storedInWindow > result.ok + result.cutOff) problems.push(`switchboard: ${storedInWindow} messages stored but only ${result.ok} accepted + ${result.cutOff} cut off in flight`)
     const failed = drain.counts["failed"] ?? 0
     if (failed > 0) problems.push(`switchboard: ${failed} message(s) failed to send`)
-    if (!drain.drained) log(`WARNING: ${drain.counts["pending"]} message(s) still pending ${DRAIN_MAX} s after the load: no CPU per message sent`)
+    if (!drain.drained) log(`WARNING: ${drain.pending} message(s) still pending ${DRAIN_MAX} s after the load: no CPU per message sent`)
+    const sentInWindow = sentOrBeyond(drain.counts) - sentOrBeyond(before)
 
     const requests = answered(result)
     return {
@@ -171,10 +179,11 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
       load: result,
       cpuMsPerRequest: (cpuLoad * 1000) / requests,
       postgresMsPerRequest: (pgLoad * 1000) / requests,
-      cpuMsPerMessageSent: drain.drained && storedInWindow > 0 ? (cpuToSent * 1000) / storedInWindow : NaN,
+      cpuMsPerMessageSent: drain.drained && sentInWindow > 0 ? (cpuToSent * 1000) / sentInWindow : NaN,
       drainSeconds: drain.seconds,
       drained: drain.drained,
-      messages: sentOrBeyond(drain.counts) - sentOrBeyond(before),
+      messages: sentInWindow,
+      stuckPending: drain.pending,
       idleCpuPercent: idleCpuPerSecond * 100,
       rss: `${mb(rssBefore)} before the measured load, ${mb(rssAfter)} after it`
     }
@@ -205,6 +214,9 @@ const report = (rows: ReadonlyArray<Measured>, gateway: SwitchboardFigures | und
   if (refused.length > 0) console.log(`refused: ${refused.join("; ")}`)
   if (gateway !== undefined) {
     console.log(`\nSwitchboard: ${fmt(gateway.messages)} messages accepted in the measured window went out ${gateway.drained ? `${gateway.drainSeconds.toFixed(1)} s after the load ended at the latest` : `only partly (still pending after ${DRAIN_MAX} s)`};`)
+    if (gateway.stuckPending > 0) {
+      console.log(`  ${gateway.stuckPending} message(s) stayed pending: stored by requests cut off in flight when a load stopped (the client had gone), never queued`)
+    }
     console.log(`  CPU per message accepted and sent: ${fmt(gateway.cpuMsPerMessageSent, 2)} ms (its CPU from the start of the load until none was pending, over the messages)`)
     console.log(`  idle CPU with the session ready: ${gateway.idleCpuPercent.toFixed(1)} % of a core; RSS ${gateway.rss}`)
     console.log("")
