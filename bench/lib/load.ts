@@ -42,7 +42,7 @@ export const runLoad = async (options: LoadOptions): Promise<LoadResult> => {
     body: options.body,
     connections: options.connections,
     duration: options.seconds,
-    timeout: 10
+    timeout: 30 // s: a slow answer is a figure (p99), only a hang is a broken run
   })
   const { onResponse } = options
   if (onResponse !== undefined) instance.on("response", (_client, statusCode) => onResponse(statusCode))
