@@ -166,6 +166,6 @@ try {
   problems.unshift(error instanceof Error ? error.stack ?? error.message : String(error))
 }
 if (problems.length > 0) console.error(`\nBENCH BROKEN (figures above are not to be trusted):\n${problems.map((p) => `  - ${p}`).join("\n")}`)
-if (process.env["BENCH_KEEP"] === "1") log(`kept ${workDir}`)
+if (process.env["BENCH_KEEP"] === "1" || problems.length > 0) log(`kept ${workDir} (the servers' logs)`)
 else fs.rmSync(workDir, { recursive: true, force: true })
 process.exit(problems.length > 0 ? 1 : 0)

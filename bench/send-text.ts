@@ -80,13 +80,13 @@ const load = (name: string, url: string, seconds: number, expectedRefusals: Read
 
 const answered = (result: LoadResult) => Object.values(result.statusCodes).reduce((sum, n) => sum + n, 0)
 
-/** Warm-up, then the measured window with the server's (and Postgres') CPU around it. */
-const measure = async (name: string, server: ServerProcess, url: string, postgres: BenchPostgres | undefined, expectedRefusals: ReadonlyArray<number> = []) => {
-  await load(`${name} warm-up`, url, WARMUP, expectedRefusals)
+/** A reference server: warm-up, then the measured window with its (and Postgres') CPU around it. */
+const measure = async (name: string, server: ServerProcess, url: string, postgres: BenchPostgres | undefined) => {
+  await load(`${name} warm-up`, url, WARMUP)
   log(`measuring ${name}: ${DURATION} s…`)
   const cpu = server.cpuSeconds()
   const pg = cpuSeconds(postgres?.pid, true)
-  const result = await load(name, url, DURATION, expectedRefusals)
+  const result = await load(name, url, DURATION)
   const requests = answered(result)
   return {
     name,
@@ -267,6 +267,6 @@ try {
   problems.unshift(error instanceof Error ? error.stack ?? error.message : String(error))
 }
 if (problems.length > 0) console.error(`\nBENCH BROKEN (figures above are not to be trusted):\n${problems.map((p) => `  - ${p}`).join("\n")}`)
-if (process.env["BENCH_KEEP"] === "1") log(`kept ${workDir}`)
+if (process.env["BENCH_KEEP"] === "1" || problems.length > 0) log(`kept ${workDir} (the servers' logs)`)
 else fs.rmSync(workDir, { recursive: true, force: true })
 process.exit(problems.length > 0 ? 1 : 0)

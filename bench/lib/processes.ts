@@ -23,7 +23,7 @@ export interface ServerProcess {
   /** CPU seconds it has used so far (NaN once it is gone). */
   readonly cpuSeconds: () => number
   readonly rssKb: () => number | undefined
-  /** SIGTERM, SIGKILL after 15 s; resolves with how it ended, e.g. "code 0" or "signal SIGKILL". */
+  /** SIGTERM, SIGKILL after `killAfterMs`; resolves with how it ended, e.g. "code 0" or "signal SIGKILL". */
   readonly stop: () => Promise<string>
 }
 
@@ -65,6 +65,8 @@ export interface StartOptions {
   readonly logFile: string
   readonly nodeOptions?: ReadonlyArray<string>
   readonly startTimeoutMs?: number
+  /** How long `stop` waits after SIGTERM before SIGKILL (default 15 s): longer than its own shutdown limit. */
+  readonly killAfterMs?: number
 }
 
 /** Spawns `node script` and resolves once it printed `Listening on …`; rejects with its output otherwise. */
@@ -91,7 +93,7 @@ export const startServer = async (options: StartOptions): Promise<ServerProcess>
   })
   const stop = async () => {
     if (isRunning(child)) child.kill("SIGTERM")
-    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000)
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.killAfterMs ?? 15_000)
     const how = await exited
     clearTimeout(timer)
     return how

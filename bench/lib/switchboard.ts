@@ -50,7 +50,8 @@ export const startSwitchboard = async (dir: string, options: { databaseUrl?: str
     name: "switchboard",
     script: mainScript,
     env: gatewayEnv({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, API_KEY, LOG_LEVEL: options.logLevel ?? "Warn", LOG_FORMAT: "pretty" }),
-    logFile: path.join(dir, "switchboard.log")
+    logFile: path.join(dir, "switchboard.log"),
+    killAfterMs: 40_000 // its SHUTDOWN_TIMEOUT_MS is 30 s: a SIGKILL before that says nothing
   })
   try {
     const created = await call(process.url, "POST", "/api/sessions", { name: "bench" })
@@ -80,6 +81,9 @@ export const startSwitchboard = async (dir: string, options: { databaseUrl?: str
 
 /** The gateway's stop: SIGTERM must end it cleanly (code 0), otherwise the run is broken. */
 export const stopSwitchboard = async (switchboard: Switchboard): Promise<string | undefined> => {
+  const started = performance.now()
   const how = await switchboard.process.stop()
-  return how === "code 0" ? undefined : `switchboard did not exit cleanly after SIGTERM (${how}); its log: ${switchboard.process.logFile}`
+  const seconds = ((performance.now() - started) / 1000).toFixed(1)
+  console.log(`[bench] switchboard stopped after SIGTERM in ${seconds} s (${how})`)
+  return how === "code 0" ? undefined : `switchboard did not exit cleanly after SIGTERM (${how} after ${seconds} s); its log: ${switchboard.process.logFile}`
 }
