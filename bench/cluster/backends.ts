@@ -9,7 +9,7 @@ import { run } from "../../test/support/servers/common.js"
 import { installDebianPackages } from "../../test/support/servers/packages.js"
 import { findPostgresBinDir, startPostgres } from "../../test/support/servers/postgres.js"
 import { findRedisServer, startRedis } from "../../test/support/servers/redis.js"
-import { postmasterPid, redisServerPid } from "./cpu.js"
+import { postmasterPid, redisServerPid } from "../lib/proc.js"
 import { stopAtTheEnd } from "./runners.js"
 import { log, since } from "./settings.js"
 

@@ -1,81 +1,9 @@
 /**
- * CPU accounting from /proc: the CPU seconds so far of the runners, Postgres (the postmaster
- * and its backends), Redis, this process (the load generator) and the whole machine, and what
- * each spent between two such samples.
+ * CPU accounting for the cluster rounds: the CPU seconds so far of the runners, Postgres (the
+ * postmaster and its backends), Redis, this process (the load generator) and the whole machine,
+ * and what each spent between two such samples. The /proc reading is ../lib/proc.ts.
  */
-import * as fs from "node:fs"
-
-const CLOCK_TICKS = 100 // USER_HZ on Linux
-
-interface ProcStat {
-  readonly ppid: number
-  /** utime + stime, seconds */
-  readonly own: number
-  /** cutime + cstime (children waited for), seconds */
-  readonly children: number
-}
-
-const procStat = (pid: number): ProcStat | undefined => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return {
-      ppid: Number(fields[1]),
-      own: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS,
-      children: (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS
-    }
-  } catch {
-    return undefined
-  }
-}
-
-/** CPU seconds the whole machine spent busy (all cores), from /proc/stat. */
-const machineBusySeconds = () => {
-  try {
-    // cpu  user nice system idle iowait irq softirq steal: everything but idle and iowait
-    const fields = fs.readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1, 9).map(Number)
-    return fields.reduce((sum, ticks, i) => (i === 3 || i === 4 ? sum : sum + ticks), 0) / CLOCK_TICKS
-  } catch {
-    return NaN
-  }
-}
-
-const allPids = () => fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number)
-
-const cmdline = (pid: number) => {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean)
-  } catch {
-    return []
-  }
-}
-
-/** The postmaster listening on `port` (its argv holds `-p <port>`). */
-export const postmasterPid = (port: number) =>
-  allPids().find((pid) => {
-    const argv = cmdline(pid)
-    const p = argv.indexOf("-p")
-    return argv[0]?.endsWith("/postgres") === true && p >= 0 && argv[p + 1] === String(port)
-  })
-
-/** redis-server renames its process to `redis-server 127.0.0.1:<port>`. */
-export const redisServerPid = (port: number) =>
-  allPids().find((pid) => cmdline(pid).join(" ").includes(`redis-server 127.0.0.1:${port}`))
-
-/** CPU seconds so far of a process, its reaped children and (with `tree`) its live children. */
-const cpuSeconds = (pid: number | undefined, tree = false): number => {
-  if (pid === undefined) return NaN
-  const self = procStat(pid)
-  if (self === undefined) return NaN
-  let total = self.own + self.children
-  if (tree) {
-    for (const child of allPids()) {
-      const stat = procStat(child)
-      if (stat?.ppid === pid) total += stat.own
-    }
-  }
-  return total
-}
+import { cpuSeconds, machineBusySeconds } from "../lib/proc.js"
 
 export interface WatchedPids {
   readonly runners: ReadonlyArray<number>

@@ -1,0 +1,272 @@
+/**
+ * Send-text throughput of Switchboard against three reference servers, in one run on the same
+ * machine, so that what else the machine is doing skews all of them alike and the ratios hold:
+ *
+ *   node:http            bench/reference/node-http.mjs: parse the JSON, answer 201
+ *   HttpApi              bench/reference/httpapi.mjs: the same endpoint through Effect's HttpApi
+ *                        (Schema decode and encode, @effect/platform-node), nothing else
+ *   HttpApi + INSERT     the same plus one INSERT per request through @effect/sql into a SQLite
+ *                        file (WAL, synchronous=NORMAL, as the gateway's) or, with
+ *                        BENCH_STORE=postgres, into Postgres through @effect/sql-pg
+ *   Switchboard          `node dist/main.js`, sandbox engine, pacing and rate limits off, one
+ *                        session, POST /api/sessions/{id}/messages/send-text with an API key
+ *
+ * Each server is a process of its own (the load generator, autocannon, runs here). Each gets
+ * BENCH_WARMUP s of load, then BENCH_DURATION s measured from BENCH_CONNECTIONS connections.
+ * Printed per target: accepted (2xx) per second, latency p50/p99, CPU ms per request (the server
+ * process's CPU over the measured window, from /proc, divided by its answers), and its rate as a
+ * ratio of each reference's. For Switchboard also the CPU per message accepted *and sent*: its
+ * CPU from the start of the measured load until none of the session's messages is `pending` any
+ * more (read from the Store by this process), divided by the messages stored meanwhile. Then the
+ * bars of issue 19, PASS or FAIL.
+ *
+ * `npm run bench` (builds first), `npm run bench:postgres` (BENCH_STORE=postgres: starts the test
+ * suite's Postgres, see lib/postgres.ts). Environment:
+ *   BENCH_DURATION     seconds of measured load per target (default 10)
+ *   BENCH_WARMUP       seconds of warm-up load per target (default 2)
+ *   BENCH_CONNECTIONS  concurrent connections (default 20)
+ *   BENCH_STORE        sqlite (default) or postgres
+ *   BENCH_TARGETS      which to run, comma-separated: node,httpapi,insert,switchboard (default all)
+ *   BENCH_DRAIN_MAX    seconds to wait at most for the accepted messages to go out (default 120)
+ *   BENCH_LOG_LEVEL    the gateway's LOG_LEVEL (default Warn)
+ *   BENCH_KEEP=1       keep the temp dir (databases, the servers' logs)
+ *
+ * Exit code 1 only for a broken run: a server did not start, connection errors, answers other
+ * than 2xx (or 429 from the gateway, its backpressure), accepted messages missing from the Store,
+ * a gateway that does not stop cleanly. A missed bar prints FAIL and exits 0: the figures are
+ * the result.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { type LoadResult, loadProblems, runLoad } from "./lib/load.js"
+import { type BenchPostgres, startBenchPostgres } from "./lib/postgres.js"
+import { cpuSeconds, machineLoad } from "./lib/proc.js"
+import { killAllServers, type ServerProcess, startServer } from "./lib/processes.js"
+import { bar, fmt, log, mb, numberFromEnv, ratio, since, storeFromEnv, table } from "./lib/report.js"
+import { openStoreReader, sentOrBeyond, settleAfter, total, waitUntilNonePending } from "./lib/storeReader.js"
+import { SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard } from "./lib/switchboard.js"
+
+const DURATION = numberFromEnv("BENCH_DURATION", 10)
+const WARMUP = numberFromEnv("BENCH_WARMUP", 2)
+const CONNECTIONS = Math.round(numberFromEnv("BENCH_CONNECTIONS", 20))
+const DRAIN_MAX = numberFromEnv("BENCH_DRAIN_MAX", 120)
+const STORE = storeFromEnv()
+const TARGETS = new Set((process.env["BENCH_TARGETS"] || "node,httpapi,insert,switchboard").split(",").map((t) => t.trim()))
+
+/** Issue 19's bars: send-text against the HttpApi + one INSERT server, and CPU per message. */
+const RATIO_BAR = STORE === "sqlite" ? 0.5 : 0.3
+const CPU_BAR_MS = 1
+
+const referenceDir = fileURLToPath(new URL("./reference/", import.meta.url))
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-bench-send-"))
+const problems: Array<string> = []
+
+interface Measured {
+  readonly name: string
+  readonly load: LoadResult
+  /** Server process CPU per answered request over the measured window, ms. */
+  readonly cpuMsPerRequest: number
+  /** Postgres' CPU (postmaster and backends) per answered request, ms; NaN on SQLite. */
+  readonly postgresMsPerRequest: number
+}
+
+const load = (name: string, url: string, seconds: number, expectedRefusals: ReadonlyArray<number> = []) =>
+  runLoad({ url, body: SEND_BODY, headers: SEND_HEADERS, connections: CONNECTIONS, seconds }).then((result) => {
+    problems.push(...loadProblems(name, result, expectedRefusals))
+    return result
+  })
+
+const answered = (result: LoadResult) => Object.values(result.statusCodes).reduce((sum, n) => sum + n, 0)
+
+/** A reference server: warm-up, then the measured window with its (and Postgres') CPU around it. */
+const measure = async (name: string, server: ServerProcess, url: string, postgres: BenchPostgres | undefined) => {
+  await load(`${name} warm-up`, url, WARMUP)
+  log(`measuring ${name}: ${DURATION} s…`)
+  const cpu = server.cpuSeconds()
+  const pg = cpuSeconds(postgres?.pid, true)
+  const result = await load(name, url, DURATION)
+  const requests = answered(result)
+  return {
+    name,
+    load: result,
+    cpuMsPerRequest: ((server.cpuSeconds() - cpu) * 1000) / requests,
+    postgresMsPerRequest: ((cpuSeconds(postgres?.pid, true) - pg) * 1000) / requests
+  }
+}
+
+const reference = async (name: string, script: string, store: string | undefined, postgres: BenchPostgres | undefined): Promise<Measured> => {
+  const server = await startServer({
+    name,
+    script: path.join(referenceDir, script),
+    env: { ...process.env, ...(store === undefined ? {} : { REFERENCE_STORE: store }) } as Record<string, string>,
+    logFile: path.join(workDir, `${script}-${store === undefined ? "bare" : "insert"}.log`)
+  })
+  try {
+    return await measure(name, server, `${server.url}/api/sessions/bench/messages/send-text`, postgres)
+  } finally {
+    await server.stop()
+  }
+}
+
+interface SwitchboardFigures extends Measured {
+  /** CPU ms per message from the start of the measured load until none was pending, or NaN. */
+  readonly cpuMsPerMessageSent: number
+  readonly drainSeconds: number
+  readonly drained: boolean
+  /** Messages that went out, of those stored in the measured window. */
+  readonly messages: number
+  /** Messages stored but never sent (stored by requests the load cut off at its end). */
+  readonly stuckPending: number
+  readonly idleCpuPercent: number
+  readonly rss: string
+}
+
+const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostgres | undefined): Promise<SwitchboardFigures> => {
+  const gateway = await startSwitchboard(workDir, {
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    logLevel: process.env["BENCH_LOG_LEVEL"] || "Warn"
+  })
+  const reader = openStoreReader(gateway.databaseUrl)
+  const { process: server, sessionId } = gateway
+  try {
+    log(`switchboard pid ${server.pid} at ${server.url}, session ${sessionId} ready (${gateway.databaseUrl})`)
+    const idleFrom = server.cpuSeconds()
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    const idleCpuPerSecond = (server.cpuSeconds() - idleFrom) / 2
+    const rssBefore = server.rssKb()
+
+    // The warm-up's messages go out before the measured window starts, so that its CPU and its
+    // "until sent" are the measured messages' own.
+    const warm = await load("switchboard warm-up", gateway.sendUrl, WARMUP, [429])
+    const warmDrain = await waitUntilNonePending(reader, sessionId, { maxSeconds: DRAIN_MAX, settleSeconds: settleAfter(warm.p99), mayStayPending: warm.cutOff })
+    if (!warmDrain.drained) log(`WARNING: the warm-up's messages were still pending after ${DRAIN_MAX} s`)
+    const before = await reader.statusCounts(sessionId)
+    const acceptedBefore = 1 + warm.ok // the probe and the warm-up
+    if (total(before) < acceptedBefore) problems.push(`switchboard: ${acceptedBefore - total(before)} message(s) accepted in the warm-up missing from the Store`)
+
+    log(`measuring switchboard: ${DURATION} s, then until every accepted message went out…`)
+    const cpuFrom = server.cpuSeconds()
+    const pgFrom = cpuSeconds(postgres?.pid, true)
+    const result = await load("switchboard", gateway.sendUrl, DURATION, [429])
+    const cpuLoad = server.cpuSeconds() - cpuFrom
+    const pgLoad = cpuSeconds(postgres?.pid, true) - pgFrom
+    const rssAfter = server.rssKb()
+    const drainStart = performance.now()
+    const drain = await waitUntilNonePending(reader, sessionId, {
+      maxSeconds: DRAIN_MAX,
+      settleSeconds: settleAfter(result.p99),
+      mayStayPending: warmDrain.pending + result.cutOff
+    })
+    // Up to the last message out: less the idle CPU of the quiet time waited after it.
+    const quietSeconds = since(drainStart) - drain.seconds
+    const cpuToSent = server.cpuSeconds() - cpuFrom - idleCpuPerSecond * quietSeconds
+
+    // Every 2xx means "stored"; a request cut off in flight at the end of a load may have been
+    // stored too (the client never saw its 201): accepted <= stored <= accepted + cut off.
+    const storedInWindow = total(drain.counts) - total(before)
+    if (storedInWindow < result.ok) problems.push(`switchboard: ${result.ok - storedInWindow} accepted message(s) missing from the Store (${result.ok} accepted, ${storedInWindow} stored)`)
+    if (storedInWindow > result.ok + result.cutOff) problems.push(`switchboard: ${storedInWindow} messages stored but only ${result.ok} accepted + ${result.cutOff} cut off in flight`)
+    const failed = drain.counts["failed"] ?? 0
+    if (failed > 0) problems.push(`switchboard: ${failed} message(s) failed to send`)
+    if (!drain.drained) log(`WARNING: ${drain.pending} message(s) still pending ${DRAIN_MAX} s after the load: no CPU per message sent`)
+    const sentInWindow = sentOrBeyond(drain.counts) - sentOrBeyond(before)
+
+    const requests = answered(result)
+    return {
+      name: "Switchboard send-text",
+      load: result,
+      cpuMsPerRequest: (cpuLoad * 1000) / requests,
+      postgresMsPerRequest: (pgLoad * 1000) / requests,
+      cpuMsPerMessageSent: drain.drained && sentInWindow > 0 ? (cpuToSent * 1000) / sentInWindow : NaN,
+      drainSeconds: drain.seconds,
+      drained: drain.drained,
+      messages: sentInWindow,
+      stuckPending: drain.pending,
+      idleCpuPercent: idleCpuPerSecond * 100,
+      rss: `${mb(rssBefore)} before the measured load, ${mb(rssAfter)} after it`
+    }
+  } finally {
+    await reader.close()
+    const unclean = await stopSwitchboard(gateway)
+    if (unclean !== undefined) problems.push(unclean)
+  }
+}
+
+const report = (rows: ReadonlyArray<Measured>, gateway: SwitchboardFigures | undefined) => {
+  const references = rows.filter((row) => row !== gateway)
+  const insert = rows.find((row) => row.name.includes("INSERT"))
+  console.log(`\nPOST send-text, ${CONNECTIONS} connections, ${DURATION} s measured per target after ${WARMUP} s of warm-up, one run, ${STORE}\n`)
+  console.log(table([
+    ["", "accepted/s", "p50 ms", "p99 ms", "CPU ms/req", ...(STORE === "postgres" ? ["Postgres CPU ms/req"] : []), ...references.map((r) => `× ${r.name}`)],
+    ...rows.map((row) => [
+      row.name,
+      fmt(row.load.okPerSecond),
+      fmt(row.load.p50, 1),
+      fmt(row.load.p99, 1),
+      fmt(row.cpuMsPerRequest, 3),
+      ...(STORE === "postgres" ? [fmt(row.postgresMsPerRequest, 3)] : []),
+      ...references.map((r) => (r === row ? "1×" : ratio(row.load.okPerSecond, r.load.okPerSecond)))
+    ])
+  ]))
+  const refused = rows.flatMap((row) => Object.entries(row.load.statusCodes).filter(([code]) => !code.startsWith("2")).map(([code, n]) => `${row.name}: ${n}× HTTP ${code}`))
+  if (refused.length > 0) console.log(`refused: ${refused.join("; ")}`)
+  if (gateway !== undefined) {
+    console.log(`\nSwitchboard: ${fmt(gateway.messages)} messages accepted in the measured window went out ${gateway.drained ? `${gateway.drainSeconds.toFixed(1)} s after the load ended at the latest` : `only partly (still pending after ${DRAIN_MAX} s)`};`)
+    if (gateway.stuckPending > 0) {
+      console.log(`  ${gateway.stuckPending} message(s) stayed pending: stored by requests cut off in flight when a load stopped (the client had gone), never queued`)
+    }
+    console.log(`  CPU per message accepted and sent: ${fmt(gateway.cpuMsPerMessageSent, 2)} ms (its CPU from the start of the load until none was pending, over the messages)`)
+    console.log(`  idle CPU with the session ready: ${gateway.idleCpuPercent.toFixed(1)} % of a core; RSS ${gateway.rss}`)
+    console.log("")
+    const target = insert === undefined ? undefined : RATIO_BAR * insert.load.okPerSecond
+    console.log(bar(
+      `send-text ≥ ${RATIO_BAR}× the HttpApi + one ${STORE === "sqlite" ? "SQLite" : "Postgres"} INSERT server${STORE === "postgres" ? " (an aim)" : ""}`,
+      target === undefined ? undefined : gateway.load.okPerSecond >= target,
+      insert === undefined ? "the INSERT server did not run (BENCH_TARGETS)" : `${ratio(gateway.load.okPerSecond, insert.load.okPerSecond)} (${fmt(gateway.load.okPerSecond)}/s against ${fmt(insert.load.okPerSecond)}/s)`
+    ))
+    console.log(bar(
+      `≤ ${CPU_BAR_MS} ms CPU per message accepted and sent`,
+      Number.isFinite(gateway.cpuMsPerMessageSent) ? gateway.cpuMsPerMessageSent <= CPU_BAR_MS : undefined,
+      `${fmt(gateway.cpuMsPerMessageSent, 2)} ms`
+    ))
+  }
+}
+
+const main = async () => {
+  const started = performance.now()
+  log(`node ${process.version}, ${os.cpus()[0]?.model ?? "unknown CPU"}, temp dir ${workDir}`)
+  log(`at start: ${machineLoad()}`)
+  log(`${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s measured per target, store ${STORE}, body ${Buffer.byteLength(SEND_BODY)} bytes`)
+  const postgres = STORE === "postgres" ? await startBenchPostgres() : undefined
+  if (postgres !== undefined) log(`postgres: ${postgres.describe}`)
+  const insertStore = postgres !== undefined ? await postgres.freshDatabase("bench_reference") : `sqlite:${path.join(workDir, "reference.db")}`
+
+  const rows: Array<Measured> = []
+  let gateway: SwitchboardFigures | undefined
+  try {
+    if (TARGETS.has("node")) rows.push(await reference("node:http", "node-http.mjs", undefined, postgres))
+    if (TARGETS.has("httpapi")) rows.push(await reference("HttpApi", "httpapi.mjs", undefined, postgres))
+    if (TARGETS.has("insert")) rows.push(await reference("HttpApi + INSERT", "httpapi.mjs", insertStore, postgres))
+    if (TARGETS.has("switchboard")) {
+      gateway = await switchboard(postgres === undefined ? undefined : await postgres.freshDatabase("bench_switchboard"), postgres)
+      rows.push(gateway)
+    }
+  } finally {
+    await killAllServers()
+    await postgres?.stop()
+  }
+  report(rows, gateway)
+  console.log(`\nat end: ${machineLoad()}; the benchmark took ${since(started).toFixed(0)} s`)
+}
+
+try {
+  await main()
+} catch (error) {
+  problems.unshift(error instanceof Error ? error.stack ?? error.message : String(error))
+}
+if (problems.length > 0) console.error(`\nBENCH BROKEN (figures above are not to be trusted):\n${problems.map((p) => `  - ${p}`).join("\n")}`)
+if (process.env["BENCH_KEEP"] === "1" || problems.length > 0) log(`kept ${workDir} (the servers' logs)`)
+else fs.rmSync(workDir, { recursive: true, force: true })
+process.exit(problems.length > 0 ? 1 : 0)
