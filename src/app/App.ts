@@ -6,7 +6,6 @@ import { Effect, Layer, Option } from "effect"
 import { DashboardServerLive } from "../http/Dashboard.js"
 import { HttpServerLive } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
-import { BaileysEngineLive } from "../runtime/engines/baileys/BaileysEngine.js"
 import { SandboxCallSimulator, SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import { Lifecycle } from "../services/Lifecycle.js"
@@ -49,11 +48,17 @@ export const sandboxEngineLayer = (settings: Settings) =>
     Layer.provide(SqlSandboxLedger)
   )
 
-/** The engine named by `ENGINE`. */
+/**
+ * The engine named by `ENGINE`. Baileys (and the WhatsApp protocol it brings) is loaded only
+ * when it is the one: loading it costs a sandbox gateway a good part of its start.
+ */
 export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, never, SqlClient.SqlClient | MediaStore> =>
   settings.engine === "sandbox"
     ? sandboxEngineLayer(settings)
-    : BaileysEngineLive({ waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl) })
+    : Layer.unwrapEffect(Effect.map(
+      Effect.promise(() => import("../runtime/engines/baileys/BaileysEngine.js")),
+      ({ BaileysEngineLive }) => BaileysEngineLive({ waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl) })
+    ))
 
 /** The Store chosen by `DATABASE_URL`, with its repositories. */
 export const storeFromSettings = (settings: Settings) =>

@@ -90,7 +90,7 @@ export interface SessionSupervisorService {
   readonly state: (sessionId: string) => Effect.Effect<Option.Option<ActorState>>
   /** The live state of a running session and its changes; empty when it is not running. */
   readonly watch: (sessionId: string) => Stream.Stream<ActorState>
-  /** Starts every session that was running when the gateway last stopped. */
+  /** Starts every session that was running when the gateway last stopped (and is not running yet); how many should run. */
   readonly restore: Effect.Effect<number, StoreUnavailable>
   /** Sessions the restore under way has yet to bring up (0 when none is under way). */
   readonly restoring: Effect.Effect<number>
@@ -342,7 +342,8 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         }))),
       restore: Effect.gen(function*() {
         const running = yield* SynchronizedRef.get(handles)
-        const rows = (yield* sessions.listDesiredRunning()).filter((row) => !running.has(row.id))
+        const wanted = yield* sessions.listDesiredRunning()
+        const rows = wanted.filter((row) => !running.has(row.id))
         yield* Ref.set(restoreRemaining, rows.length)
         yield* markInitializing(rows)
         yield* Effect.forEach(rows, (row) =>
@@ -354,7 +355,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           discard: true
         })
         if (rows.length > 0) yield* Effect.logInfo(`restored ${rows.length} session(s)`)
-        return rows.length
+        return wanted.length
       }).pipe(Effect.ensuring(Ref.set(restoreRemaining, 0)), Effect.withSpan("SessionSupervisor.restore")),
       restoring: Ref.get(restoreRemaining),
       running: Effect.map(SynchronizedRef.get(handles), (map) => Array.from(map.keys())),
