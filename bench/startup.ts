@@ -128,6 +128,12 @@ const copyOf = (dir: string) => {
   return copy
 }
 
+/** CPU seconds (user + system) a process has used, from /proc (Linux, USER_HZ = 100): what a loaded machine does not inflate. */
+const cpuSeconds = (pid: number) => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
 /** RSS of a process in KB, from /proc (Linux). */
 const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))![1])
 
@@ -145,6 +151,8 @@ interface Measured {
   readonly listeningMs: number
   readonly healthMs: number
   readonly readyMs: number
+  /** CPU seconds the gateway had used when every session was ready. */
+  readonly readyCpu: number
   readonly rssKb: number
 }
 
@@ -164,7 +172,8 @@ const measure = async (dir: string, count: number, nodeArgs: ReadonlyArray<strin
     const healthMs = await healthAnswered
     await until(() => readyCount(gateway.baseUrl()), (ready) => ready === count, READY_TIMEOUT_MS, "all sessions ready")
     const readyMs = performance.now() - gateway.spawnedAt
-    return { listeningMs, healthMs, readyMs, rssKb: await settledRssKb(gateway.child.pid!) }
+    const readyCpu = cpuSeconds(gateway.child.pid!)
+    return { listeningMs, healthMs, readyMs, readyCpu, rssKb: await settledRssKb(gateway.child.pid!) }
   } finally {
     await stop(gateway.child)
     fs.rmSync(dataDir, { recursive: true, force: true })
@@ -180,13 +189,16 @@ for (const count of COUNTS) templates.set(count, await template(count))
 const emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-startup-empty-"))
 const empty = await measure(emptyDir, 0, NODE_ARGS)
 fs.rmSync(emptyDir, { recursive: true, force: true })
-console.log(`empty: listening ${seconds(empty.listeningMs)}, health ${seconds(empty.healthMs)}, RSS ${(empty.rssKb / 1024).toFixed(0)} MB`)
+console.log(
+  `empty: listening ${seconds(empty.listeningMs)}, health ${seconds(empty.healthMs)}, ` +
+    `CPU ${empty.readyCpu.toFixed(2)} s, RSS ${(empty.rssKb / 1024).toFixed(0)} MB`
+)
 for (const count of COUNTS) {
   const run = await measure(templates.get(count)!, count, NODE_ARGS)
   const perSession = (run.rssKb - empty.rssKb) / count
   console.log(
     `${count} sessions: listening ${seconds(run.listeningMs)}, health ${seconds(run.healthMs)}, ` +
-      `all ready ${seconds(run.readyMs)}, RSS ${(run.rssKb / 1024).toFixed(0)} MB, ` +
+      `all ready ${seconds(run.readyMs)} (CPU ${run.readyCpu.toFixed(2)} s), RSS ${(run.rssKb / 1024).toFixed(0)} MB, ` +
       `${perSession.toFixed(0)} KB per idle session; load ${load()}`
   )
 }
