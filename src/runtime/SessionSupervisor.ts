@@ -199,6 +199,10 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         }))
 
     const restoreRemaining = yield* Ref.make(0)
+    /** Sessions stopped, logged out or removed while a restore is under way: it must not start them. */
+    const withdrawn = new Set<string>()
+    let restoreUnderWay = false
+    const withdraw = (sessionId: string) => Effect.sync(() => void (restoreUnderWay && withdrawn.add(sessionId)))
 
     /**
      * The statuses stored for the sessions being restored were true when the gateway stopped,
@@ -225,7 +229,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
     const startRestored = (row: SessionRow) =>
       Effect.gen(function*() {
         const handle = yield* SynchronizedRef.modifyEffect(handles, (map) =>
-          map.has(row.id)
+          map.has(row.id) || withdrawn.has(row.id)
             ? Effect.succeed([Option.none<SessionActorHandle>(), map] as const)
             : Effect.map(makeHandle(row.id, "initializing", row.lastError), (made) =>
               [Option.some(made), new Map(map).set(row.id, made)] as const))
@@ -272,6 +276,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
 
     const stop = (sessionId: string) =>
       Effect.gen(function*() {
+        yield* withdraw(sessionId)
         yield* sessions.update(sessionId, { desiredRunning: false })
         if (yield* finish(sessionId, (done) => ActorCommand.Stop({ done }))) return
         // No actor did it (none, or it hung): a session left in a running status is stopped
@@ -282,6 +287,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
 
     const logout = (sessionId: string) =>
       Effect.gen(function*() {
+        yield* withdraw(sessionId)
         yield* sessions.update(sessionId, { desiredRunning: false })
         if (yield* finish(sessionId, (done) => ActorCommand.Logout({ done }))) return
         yield* Effect.provide(unlinkSession(sessionId), context)
@@ -341,6 +347,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           onSome: (handle) => handle.state.changes
         }))),
       restore: Effect.gen(function*() {
+        restoreUnderWay = true
         const running = yield* SynchronizedRef.get(handles)
         const wanted = yield* sessions.listDesiredRunning()
         const rows = wanted.filter((row) => !running.has(row.id))
@@ -356,7 +363,13 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         })
         if (rows.length > 0) yield* Effect.logInfo(`restored ${rows.length} session(s)`)
         return wanted.length
-      }).pipe(Effect.ensuring(Ref.set(restoreRemaining, 0)), Effect.withSpan("SessionSupervisor.restore")),
+      }).pipe(
+        Effect.ensuring(Effect.zipRight(Ref.set(restoreRemaining, 0), Effect.sync(() => {
+          restoreUnderWay = false
+          withdrawn.clear()
+        }))),
+        Effect.withSpan("SessionSupervisor.restore")
+      ),
       restoring: Ref.get(restoreRemaining),
       running: Effect.map(SynchronizedRef.get(handles), (map) => Array.from(map.keys())),
       mailboxDepths: Effect.map(SynchronizedRef.get(handles), (map) =>

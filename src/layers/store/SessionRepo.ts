@@ -172,7 +172,7 @@ export const SqlSessionRepo = Layer.effect(
       function*(ids: ReadonlyArray<string>, status: SessionStatus) {
         if (ids.length === 0) return
         const updatedAt = DateTime.formatIso(yield* DateTime.now)
-        yield* sql`UPDATE sessions SET status = ${status}, updated_at = ${updatedAt} WHERE id IN ${sql.in(ids)}`
+        yield* sql`UPDATE sessions SET status = ${status}, updated_at = ${updatedAt} WHERE id IN ${sql.in(ids)} AND desired_running = 1`
       },
       orStoreUnavailable
     )
