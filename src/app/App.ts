@@ -6,7 +6,6 @@ import { Effect, Layer, Option } from "effect"
 import { DashboardServerLive } from "../http/Dashboard.js"
 import { HttpServerLive } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
-import { BaileysEngineLive } from "../runtime/engines/baileys/BaileysEngine.js"
 import { SandboxCallSimulator, SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import { Lifecycle } from "../services/Lifecycle.js"
@@ -50,11 +49,17 @@ export const sandboxEngineLayer = (settings: Settings) =>
     Layer.provide(SqlSandboxLedger)
   )
 
-/** The engine named by `ENGINE`. */
+/**
+ * The engine named by `ENGINE`. Baileys (and the WhatsApp protocol it brings) is loaded only
+ * when it is the one: loading it costs a sandbox gateway a good part of its start.
+ */
 export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, never, SqlClient.SqlClient | MediaStore> =>
   settings.engine === "sandbox"
     ? sandboxEngineLayer(settings)
-    : BaileysEngineLive({ waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl) })
+    : Layer.unwrapEffect(Effect.map(
+      Effect.promise(() => import("../runtime/engines/baileys/BaileysEngine.js")),
+      ({ BaileysEngineLive }) => BaileysEngineLive({ waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl) })
+    ))
 
 /** The Store chosen by `DATABASE_URL`, with its repositories. */
 export const storeFromSettings = (settings: Settings) =>
@@ -64,6 +69,11 @@ export const storeFromSettings = (settings: Settings) =>
 export interface CoreOptions {
   /** How texts get their link previews; by default fetched by the gateway (`LinkPreviews.layer`). */
   readonly linkPreviews?: Layer.Layer<LinkPreviews> | undefined
+  /**
+   * Whether building the core restores the sessions that were running (default true). The
+   * server says false: it restores them in the background once it listens.
+   */
+  readonly restoreSessions?: boolean | undefined
 }
 
 /**
@@ -114,11 +124,26 @@ export const SwitchboardCore = <EngineOut, E, R>(
     Layer.provideMerge(Metrics.layer),
     Layer.provideMerge(runtime)
   )
-  const restore = Layer.effectDiscard(Effect.flatMap(SessionSupervisor, (supervisor) => supervisor.restore))
+  const restore = options.restoreSessions === false
+    ? Layer.empty
+    : Layer.effectDiscard(Effect.flatMap(SessionSupervisor, (supervisor) => supervisor.restore))
   // Acquired after the services, so closing the scope drains before any of them stops.
   const lifecycle = Lifecycle.layer({ shutdownTimeout: settings.shutdownTimeout })
   return restore.pipe(Layer.provideMerge(lifecycle), Layer.provideMerge(services))
 }
+
+/**
+ * Restores the sessions that were running, once the servers listen: with thousands of them the
+ * API answers (health, reads, sends that wait for their session) from the first seconds, and
+ * health shows how many are still to come.
+ */
+const restoreInBackground = Layer.scopedDiscard(
+  Effect.flatMap(SessionSupervisor, (supervisor) =>
+    supervisor.restore.pipe(
+      Effect.catchAllCause((cause) => Effect.logError("the sessions that were running could not all be restored", cause)),
+      Effect.forkScoped
+    ))
+)
 
 /** The whole gateway: the core plus the REST server, with its admin key bootstrapped. */
 export const SwitchboardServer = <EngineOut, E, R>(
@@ -128,10 +153,12 @@ export const SwitchboardServer = <EngineOut, E, R>(
 ) => {
   const bootstrapKey = Layer.effectDiscard(Effect.flatMap(ApiKeys, (keys) => keys.bootstrap))
   // Acquired after the server, so the drain runs while the server still answers (503s, health).
-  return Lifecycle.drainOnClose.pipe(
+  const served = Lifecycle.drainOnClose.pipe(
     Layer.provideMerge(DashboardServerLive(settings)),
     Layer.provideMerge(HttpServerLive(settings)),
     Layer.provideMerge(bootstrapKey),
-    Layer.provideMerge(SwitchboardCore(settings, engine, options))
+    Layer.provideMerge(SwitchboardCore(settings, engine, { ...options, restoreSessions: false }))
   )
+  // Last of all: the restore starts once everything listens, and a shutdown stops it first.
+  return restoreInBackground.pipe(Layer.provideMerge(served))
 }

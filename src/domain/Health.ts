@@ -8,6 +8,11 @@ export const HealthReport = Schema.Struct({
   status: Schema.Literal("ok", "degraded"),
   version: Schema.String,
   uptime: Schema.Number.annotations({ description: "seconds since start" }),
-  checks: Schema.Record({ key: Schema.String, value: Schema.String })
+  checks: Schema.Record({ key: Schema.String, value: Schema.String }),
+  sessions: Schema.Struct({
+    restoring: Schema.Number.annotations({
+      description: "sessions that were running before the start and are not back yet (restored in the background, after the API listens)"
+    })
+  })
 })
 export type HealthReport = typeof HealthReport.Type

@@ -230,12 +230,11 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         const readySince = yield* Ref.make(Option.none<number>())
         let reason: CloseReason = { kind: "retry", code: "CONNECTION_ENDED", message: "the connection ended without a reason" }
         const handle = onEvent(conn, readySince)
-        yield* conn.events.pipe(
-          Stream.takeUntil((event) => event._tag === "Closed"),
-          Stream.runForEach((event) =>
-            event._tag === "Closed" ? Effect.sync(() => void (reason = event.reason)) : untilStoreIsBack(handle(event), "an event from the network")
-          )
-        )
+        // Up to `Closed`; one consumer stage, for a session idles in it while connected.
+        yield* Stream.runForEachWhile(conn.events, (event) =>
+          event._tag === "Closed"
+            ? Effect.sync(() => (reason = event.reason, false))
+            : Effect.as(untilStoreIsBack(handle(event), "an event from the network"), true))
         const since = yield* Ref.get(readySince)
         const now = yield* Clock.currentTimeMillis
         const wasHealthy = Option.isSome(since) && now - since.value >= Duration.toMillis(reconnect.healthyAfter)

@@ -1,5 +1,6 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import {
+  Array as Arr,
   Cause,
   Clock,
   Context,
@@ -19,7 +20,7 @@ import {
 } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
-import { SessionRepo } from "./ports/store/SessionRepo.js"
+import { SessionRepo, type SessionRow } from "./ports/store/SessionRepo.js"
 import { Store } from "./ports/store/Store.js"
 import { type EngineCallError, EngineTimeout } from "../domain/Errors.js"
 import { Events } from "./Events.js"
@@ -46,6 +47,15 @@ const STOP_GRACE = "10 seconds"
 const ENGINE_ANSWER_TIMEOUT = "30 seconds"
 /** An actor that ran this long before crashing gets quick restarts again. */
 const HEALTHY_RUN = Duration.minutes(5)
+/**
+ * How many restored sessions connect at once: thousands come back in seconds, while the API,
+ * which shares the process and the Store with them, keeps answering.
+ */
+const RESTORE_CONCURRENCY = 64
+/** Restored sessions whose stale statuses are rewritten per transaction (each holds the Store). */
+const RESTORE_CHUNK = 250
+/** A session that takes this long to connect no longer holds up the restore of the others. */
+const RESTORE_SETTLE_WAIT = "10 seconds"
 
 export interface SessionSupervisorService {
   /** Starts the session's actor if it is not running. Idempotent. */
@@ -87,8 +97,10 @@ export interface SessionSupervisorService {
   readonly state: (sessionId: string) => Effect.Effect<Option.Option<ActorState>>
   /** The live state of a running session and its changes; empty when it is not running. */
   readonly watch: (sessionId: string) => Stream.Stream<ActorState>
-  /** Starts every session that was running when the gateway last stopped. */
+  /** Starts every session that was running when the gateway last stopped (and is not running yet); how many should run. */
   readonly restore: Effect.Effect<number, StoreUnavailable>
+  /** Sessions the restore under way has yet to bring up (0 when none is under way). */
+  readonly restoring: Effect.Effect<number>
   /** Ids of the sessions whose actors are alive. */
   readonly running: Effect.Effect<ReadonlyArray<string>>
   /** Commands waiting in each running session's mailbox, by session id (for the metrics). */
@@ -117,6 +129,16 @@ export class SessionSupervisor extends Context.Tag("switchboard/SessionSuperviso
 
 /** Commands waiting in an actor's mailbox (sends handed over but not yet in its lane, mostly). */
 const mailboxDepth = (handle: SessionActorHandle) => Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)
+
+/**
+ * Lets the event loop run (sockets, timers) before going on. Effect's scheduler gives each fiber
+ * its own run of microtasks, so fibers that keep waking each other (thousands of sessions
+ * starting, taking turns at the Store) can hold off every HTTP request until they are all done.
+ */
+const yieldToEventLoop = Effect.async<void>((resume) => {
+  const immediate = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(immediate))
+})
 
 /** The supervisor of the actors of this process. */
 export const makeSessionSupervisor = (settings: ActorSettings) =>
@@ -186,6 +208,50 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           return new Map(map).set(sessionId, handle)
         }))
 
+    const restoreRemaining = yield* Ref.make(0)
+    /** Sessions stopped, logged out or removed while a restore is under way: it must not start them. */
+    const withdrawn = new Set<string>()
+    let restoreUnderWay = false
+    const withdraw = (sessionId: string) => Effect.sync(() => void (restoreUnderWay && withdrawn.add(sessionId)))
+
+    /**
+     * The statuses stored for the sessions being restored were true when the gateway stopped,
+     * not now: each is `initializing` until its actor connects. Written (with the events) many
+     * sessions per transaction, where each actor would otherwise write its own.
+     */
+    const markInitializing = (rows: ReadonlyArray<SessionRow>) =>
+      Effect.forEach(Arr.chunksOf(rows.filter((row) => row.status !== "initializing"), RESTORE_CHUNK), (chunk) =>
+        Effect.gen(function*() {
+          const at = yield* DateTime.nowAsDate
+          yield* transactionally(Effect.zipRight(
+            sessions.setStatusOfMany(chunk.map((row) => row.id), "initializing"),
+            Effect.forEach(chunk, (row) =>
+              events.publish(makeEvent("session.status", row.id, { status: "initializing", previousStatus: row.status, reason: null }, at)), {
+              discard: true
+            })
+          ))
+        }), { discard: true })
+
+    /**
+     * Starts a session from its stored row (no read, no write of its own), and waits until it
+     * is past connecting (ready, showing a QR, disconnected, ended) or has had its time.
+     */
+    const startRestored = (row: SessionRow) =>
+      Effect.gen(function*() {
+        const handle = yield* SynchronizedRef.modifyEffect(handles, (map) =>
+          map.has(row.id) || withdrawn.has(row.id)
+            ? Effect.succeed([Option.none<SessionActorHandle>(), map] as const)
+            : Effect.map(makeHandle(row.id, "initializing", row.lastError), (made) =>
+              [Option.some(made), new Map(map).set(row.id, made)] as const))
+        if (Option.isNone(handle)) return
+        yield* FiberMap.run(fibers, row.id, supervise(handle.value))
+        yield* handle.value.state.changes.pipe(
+          Stream.filter((state) => state.status !== "initializing"),
+          Stream.runHead,
+          Effect.timeoutTo({ duration: RESTORE_SETTLE_WAIT, onSuccess: () => undefined, onTimeout: () => undefined })
+        )
+      })
+
     /**
      * Asks the actor to finish with a command and waits for it, interrupting it if it hangs.
      * True when the actor carried the command out; false when there was no actor to do it.
@@ -220,6 +286,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
 
     const stop = (sessionId: string) =>
       Effect.gen(function*() {
+        yield* withdraw(sessionId)
         yield* sessions.update(sessionId, { desiredRunning: false })
         if (yield* finish(sessionId, (done) => ActorCommand.Stop({ done }))) return
         // No actor did it (none, or it hung): a session left in a running status is stopped
@@ -230,6 +297,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
 
     const logout = (sessionId: string) =>
       Effect.gen(function*() {
+        yield* withdraw(sessionId)
         yield* sessions.update(sessionId, { desiredRunning: false })
         if (yield* finish(sessionId, (done) => ActorCommand.Logout({ done }))) return
         yield* Effect.provide(unlinkSession(sessionId), context)
@@ -294,11 +362,30 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           onSome: (handle) => handle.state.changes
         }))),
       restore: Effect.gen(function*() {
-        const rows = yield* sessions.listDesiredRunning()
-        yield* Effect.forEach(rows, (row) => start(row.id), { discard: true })
+        restoreUnderWay = true
+        const running = yield* SynchronizedRef.get(handles)
+        const wanted = yield* sessions.listDesiredRunning()
+        const rows = wanted.filter((row) => !running.has(row.id))
+        yield* Ref.set(restoreRemaining, rows.length)
+        yield* markInitializing(rows)
+        yield* Effect.forEach(rows, (row) =>
+          yieldToEventLoop.pipe(
+            Effect.zipRight(startRestored(row)),
+            Effect.ensuring(Ref.update(restoreRemaining, (n) => n - 1))
+          ), {
+          concurrency: RESTORE_CONCURRENCY,
+          discard: true
+        })
         if (rows.length > 0) yield* Effect.logInfo(`restored ${rows.length} session(s)`)
-        return rows.length
-      }).pipe(Effect.withSpan("SessionSupervisor.restore")),
+        return wanted.length
+      }).pipe(
+        Effect.ensuring(Effect.zipRight(Ref.set(restoreRemaining, 0), Effect.sync(() => {
+          restoreUnderWay = false
+          withdrawn.clear()
+        }))),
+        Effect.withSpan("SessionSupervisor.restore")
+      ),
+      restoring: Ref.get(restoreRemaining),
       running: Effect.map(SynchronizedRef.get(handles), (map) => Array.from(map.keys())),
       mailboxDepths: Effect.map(SynchronizedRef.get(handles), (map) =>
         new Map(Array.from(map, ([sessionId, handle]) => [sessionId, mailboxDepth(handle)]))),

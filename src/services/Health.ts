@@ -1,6 +1,7 @@
 import { Store } from "../runtime/ports/store/Store.js"
 import { Clock, Context, Effect, Layer } from "effect"
 import { Cache } from "../runtime/ports/Cache.js"
+import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
 import { type HealthReport, VERSION } from "../domain/Health.js"
 
 export class Health extends Context.Tag("switchboard/Health")<Health, {
@@ -11,6 +12,7 @@ export class Health extends Context.Tag("switchboard/Health")<Health, {
     Effect.gen(function*() {
       const store = yield* Store
       const cache = yield* Cache
+      const supervisor = yield* SessionSupervisor
       const startedAt = yield* Clock.currentTimeMillis
       const database = store.ping.pipe(
         Effect.timeout("2 seconds"),
@@ -27,7 +29,9 @@ export class Health extends Context.Tag("switchboard/Health")<Health, {
             status: databaseCheck === "ok" && cacheState === "ok" ? "ok" : "degraded",
             version: VERSION,
             uptime: Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000),
-            checks
+            checks,
+            // Still restoring is healthy: the API answers and sends wait for their sessions.
+            sessions: { restoring: yield* supervisor.restoring }
           } as const
         }).pipe(Effect.withSpan("Health.report"))
       })

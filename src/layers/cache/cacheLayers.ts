@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import type { Settings } from "../../domain/Settings.js"
 import { Cache } from "../../runtime/ports/Cache.js"
 import { makeMemoryCache } from "./MemoryCache.js"
-import { makeRedisCache, type RedisCacheOptions } from "./RedisCache.js"
+import type { RedisCacheOptions } from "./RedisCache.js"
 
 /** Every key the gateway writes starts with this, so one Redis can be shared with others. */
 export const KEY_PREFIX = "switchboard:"
@@ -12,7 +12,8 @@ export const memoryCache = (): Layer.Layer<Cache> => Layer.effect(Cache, Effect.
 
 /** Redis, shared by every process that uses it; disconnects when the layer's scope closes. */
 export const redisCache = (options: RedisCacheOptions): Layer.Layer<Cache> =>
-  Layer.scoped(Cache, Effect.suspend(() => makeRedisCache(options)))
+  // ioredis is loaded only for a gateway that uses Redis.
+  Layer.scoped(Cache, Effect.flatMap(Effect.promise(() => import("./RedisCache.js")), ({ makeRedisCache }) => makeRedisCache(options)))
 
 /** `memory` or `redis://…` / `rediss://…`. */
 export const cacheFromUrl = (url: string): Layer.Layer<Cache> =>

@@ -168,6 +168,15 @@ export const SqlSessionRepo = Layer.effect(
       orStoreUnavailable
     )
 
+    const setStatusOfMany = Effect.fn("SessionRepo.setStatusOfMany")(
+      function*(ids: ReadonlyArray<string>, status: SessionStatus) {
+        if (ids.length === 0) return
+        const updatedAt = DateTime.formatIso(yield* DateTime.now)
+        yield* sql`UPDATE sessions SET status = ${status}, updated_at = ${updatedAt} WHERE id IN ${sql.in(ids)} AND desired_running = 1`
+      },
+      orStoreUnavailable
+    )
+
     /** Children first, so foreign keys hold at every statement. */
     const remove = Effect.fn("SessionRepo.remove")(
       function*(id: string) {
@@ -189,6 +198,6 @@ export const SqlSessionRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    return { insert, findById, findByName, list, listDesiredRunning, countByStatus, update, remove } as const
+    return { insert, findById, findByName, list, listDesiredRunning, countByStatus, update, setStatusOfMany, remove } as const
   })
 )

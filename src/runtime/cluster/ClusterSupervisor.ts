@@ -133,6 +133,8 @@ export const ClusterSupervisorLive: Layer.Layer<SessionSupervisor, never, LocalS
           )
           return rows.length
         }),
+        // The entities bring the sessions up wherever their shards live: no one runner knows how many remain.
+        restoring: Effect.succeed(0),
         running: local.running,
         mailboxDepths: local.mailboxDepths,
         outgoing: local.outgoing

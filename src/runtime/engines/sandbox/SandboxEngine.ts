@@ -82,15 +82,34 @@ const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }:
         ),
       markRead: line.markRead,
       logout: logout(line, auth.clear),
-      groups: line.groups,
-      channels: line.channels,
-      labels: line.labels,
-      contacts: line.contacts,
-      messages: line.messages,
-      presence: line.presence,
-      chats: line.chats,
-      profile: line.profile,
-      calls: line.calls
+      // Read through: the line makes these when first used.
+      get groups() {
+        return line.groups
+      },
+      get channels() {
+        return line.channels
+      },
+      get labels() {
+        return line.labels
+      },
+      get contacts() {
+        return line.contacts
+      },
+      get messages() {
+        return line.messages
+      },
+      get presence() {
+        return line.presence
+      },
+      get chats() {
+        return line.chats
+      },
+      get profile() {
+        return line.profile
+      },
+      get calls() {
+        return line.calls
+      }
     } satisfies EngineConnection
   })
 

@@ -1,4 +1,4 @@
-import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
 import type { Me } from "../../../domain/Session.js"
 import type { MediaStore } from "../../ports/MediaStore.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
@@ -121,6 +121,34 @@ export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<Sa
     Layer.scoped(SandboxNetwork, make(options))
 }
 
+/**
+ * A line's events, one at a time, each released (`pulled`) as it is handed over; ends after
+ * `Closed`. One stream stage rather than a pipeline of them: a session idles inside this for
+ * as long as it is connected, and each stage would hold its own machinery per session.
+ */
+const eventsOf = (inbox: Queue.Dequeue<EngineEvent>, pulled: (event: EngineEvent) => Effect.Effect<void>) =>
+  Stream.suspend(() => {
+    let closed = false
+    return Stream.repeatEffectOption(Effect.suspend(() =>
+      closed ? Effect.fail(Option.none()) : Effect.tap(takeOrEnd(inbox), (event) => {
+        closed = event._tag === "Closed"
+        return pulled(event)
+      })
+    ))
+  })
+
+/** `make()`, the first time it is asked for. */
+const once = <A>(make: () => A): () => A => {
+  let made: { readonly value: A } | undefined
+  return () => (made ??= { value: make() }).value
+}
+
+/** The next event; the end of the stream once the inbox is shut down (the line left the network). */
+const takeOrEnd = (inbox: Queue.Dequeue<EngineEvent>) =>
+  Effect.catchAllCause(Queue.take(inbox), (cause) =>
+    Effect.flatMap(Queue.isShutdown(inbox), (down) =>
+      down && Cause.isInterruptedOnly(cause) ? Effect.fail(Option.none()) : Effect.failCause(cause)))
+
 const connectionLost: CloseReason = {
   kind: "retry",
   code: "CONNECTION_LOST",
@@ -222,16 +250,21 @@ const make = (options: SandboxNetworkOptions) =>
         // Ready. The window that remains: an event pulled (released, `delivered` scheduled) but
         // not yet stored by the consumer when the process dies is lost. Uninterruptible, so that
         // an interrupted consumer never releases an event without acknowledging it.
-        const account = profiles.operations(line)
+        const account = once(() => profiles.operations(line))
+        const lineGroups = once(() => ({ ...groups.operations(line), ...groupAdmin(line) }))
+        const lineChannels = once(() => channels.operations(line))
+        const lineLabels = once(() => labels.operations(line))
+        const lineContacts = once(() => ({ ...directory.contacts(line), ...account().contacts }))
+        const lineMessages = once(() => messageActions.operations(line))
+        const linePresence = once(() => presence.operations(line))
+        const lineChats = once(() => chats.operations(line))
+        const lineCalls = once(() => calls.operations(line))
         const pulled = (event: EngineEvent) =>
           untilStoreIsBack(serialized(Effect.uninterruptible(switchboard.consumed(line, event))), "taking an event off the sandbox network")
         return {
           me,
           awaitClosed: Deferred.await(closed),
-          events: Stream.fromQueue(inbox).pipe(
-            Stream.tap(pulled),
-            Stream.takeUntil((event) => event._tag === "Closed")
-          ),
+          events: eventsOf(inbox, pulled),
           emit: (event) => serialized(switchboard.emitIfLive(line, event)),
           becomeReady: serialized(Effect.zipRight(switchboard.becomeReady(line), presence.connectionChanged(sessionId))),
           close: (reason) => serialized(switchboard.close(line, reason)),
@@ -241,16 +274,36 @@ const make = (options: SandboxNetworkOptions) =>
           markRead: (chatId, ids) => serialized(messaging.markRead(line, chatId, ids)),
           react: (command) => serialized(messaging.react(line, command)),
           downloadMedia: mediaServer.download,
-          groups: { ...groups.operations(line), ...groupAdmin(line) },
-          channels: channels.operations(line),
-          labels: labels.operations(line),
-          contacts: { ...directory.contacts(line), ...account.contacts },
-          messages: messageActions.operations(line),
-          presence: presence.operations(line),
-          chats: chats.operations(line),
+          // Made when first used: most connected sessions never touch most of these, and each
+          // is a few dozen closures per session.
+          get groups() {
+            return lineGroups()
+          },
+          get channels() {
+            return lineChannels()
+          },
+          get labels() {
+            return lineLabels()
+          },
+          get contacts() {
+            return lineContacts()
+          },
+          get messages() {
+            return lineMessages()
+          },
+          get presence() {
+            return linePresence()
+          },
+          get chats() {
+            return lineChats()
+          },
           offerHistory: (historySync) => chats.offerHistory(line, historySync),
-          profile: account.profile,
-          calls: calls.operations(line)
+          get profile() {
+            return account().profile
+          },
+          get calls() {
+            return lineCalls()
+          }
         } satisfies SandboxLine
       })
 

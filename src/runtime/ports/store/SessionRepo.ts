@@ -40,5 +40,7 @@ export class SessionRepo extends Context.Tag("switchboard/SessionRepo")<SessionR
   readonly listDesiredRunning: () => Effect.Effect<ReadonlyArray<SessionRow>, StoreUnavailable>
   readonly countByStatus: () => Effect.Effect<ReadonlyMap<SessionStatus, number>, StoreUnavailable>
   readonly update: (id: string, patch: SessionPatch) => Effect.Effect<Option.Option<SessionRow>, StoreUnavailable>
+  /** Sets the status of those of these sessions that still want to run, in one statement (a restore marks thousands at once). */
+  readonly setStatusOfMany: (ids: ReadonlyArray<string>, status: SessionStatus) => Effect.Effect<void, StoreUnavailable>
   readonly remove: (id: string) => Effect.Effect<boolean, StoreUnavailable>
 }>() {}
