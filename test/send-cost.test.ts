@@ -20,10 +20,14 @@ const gateway = useGateway()
 
 const dbFile = () => path.join(gateway().settings.dataDir, "switchboard.db")
 
+/** Callers sending at once, as under load: writes that arrive together may share a commit. */
+const CONCURRENCY = 10
+
 const sendTexts = async (sessionId: string, count: number) => {
-  for (let i = 0; i < count; i++) {
-    const sent = await gateway().call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: ECHO_CHAT, text: `cost ${i}` } })
-    expect(sent.status).toBe(201)
+  for (let start = 0; start < count; start += CONCURRENCY) {
+    const wave = Array.from({ length: Math.min(CONCURRENCY, count - start) }, (_, i) =>
+      gateway().call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: ECHO_CHAT, text: `cost ${start + i}` } }))
+    for (const sent of await Promise.all(wave)) expect(sent.status).toBe(201)
   }
 }
 

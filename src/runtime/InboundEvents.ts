@@ -4,6 +4,7 @@ import { mediaKey, MediaStore } from "./ports/MediaStore.js"
 import { type MediaRecord, type MessageExtras, type MessageRow, noExtras } from "./ports/store/MessageRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { Store, type Transactionally } from "./ports/store/Store.js"
+import { GroupCommit } from "./ports/store/GroupCommit.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
 import { ContactRepo } from "./ports/store/ContactRepo.js"
 import { Events } from "./Events.js"
@@ -96,7 +97,8 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
       case "CallChanged":
         return yield* applyCall(context, event.call)
       case "MessageStatusChanged":
-        return yield* transactionally(applyStatus(context.sessionId, event))
+        // Receipts come in bursts (sent, delivered, read for every message): they share commits.
+        return yield* (yield* GroupCommit).write(applyStatus(context.sessionId, event))
       case "Closed":
         return
     }
@@ -290,10 +292,9 @@ const applyStatus = (
   Effect.gen(function*() {
     const messages = yield* MessageRepo
     const events = yield* Events
-    const row = yield* messages.findByEngineId(sessionId, event.engineMessageId)
-    if (Option.isNone(row)) return yield* Effect.logDebug("status for an unknown message", event.engineMessageId)
     const now = yield* DateTime.nowAsDate
-    const changed = yield* messages.updateStatus(row.value.id, event.status, now.toISOString(), event.error)
+    const changed = yield* messages.updateStatusByEngineId(sessionId, event.engineMessageId, event.status, now.toISOString(), event.error)
+    // An unknown message, or no advance (statuses never go back): nothing to announce.
     if (Option.isNone(changed)) return
     const { previousStatus, row: updated } = changed.value
     // `message.sent` marks the network taking the message (one tick), with the message as
