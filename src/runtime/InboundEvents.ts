@@ -40,8 +40,8 @@ export interface InboundContext {
   readonly rejectCall: (callId: string, from: string) => Effect.Effect<void, EngineError>
   /** Shows the account online (`markOnlineOnConnect`). */
   readonly setOnline: Effect.Effect<void, EngineError>
-  /** Hands a message the runtime stored as `pending` to the session's outbound lane. */
-  readonly queueSend: (messageId: string) => Effect.Effect<void>
+  /** Hands a message the runtime stored as `pending` (the row as stored) to the session's outbound lane. */
+  readonly queueSend: (row: MessageRow) => Effect.Effect<void>
   /** The engine's id for a message the runtime sends (see `Engine.newMessageId`). */
   readonly newMessageId: () => string
 }

@@ -240,7 +240,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       // Committed (with the writes that came with it) before the caller hears 201.
       yield* groupCommit.write(messages.insert(row))
-      yield* supervisor.send(row.sessionId, row.id)
+      yield* supervisor.send(row.sessionId, row.id, row)
       return { messageId: row.id as SendResult["messageId"], chatId: row.chatId, status: "pending" as const, timestamp: row.createdAt }
     })
 
@@ -374,7 +374,7 @@ const make = Effect.gen(function*() {
         return data === null ? [] : [{ row, data }]
       }))
       yield* batches.insert({ id: batchId, sessionId, createdAt: rows[0]!.createdAt }, rows)
-      yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id), { discard: true })
+      yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id, row), { discard: true })
       return { batchId, total: rows.length }
     }),
     getBatch: Effect.fn("Messaging.getBatch")((sessionId, batchId) => findBatch(sessionId, batchId)),
