@@ -67,7 +67,8 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
         return yield* showOnlineIfAsked(context, settingsOrDefault(Option.getOrNull(row)?.settings ?? null))
       }
       case "MessageReceived":
-        return yield* storeInbound(context, event.message, transactionally)
+        // Messages come in bursts too: storing one shares a commit with the writes around it.
+        return yield* storeInbound(context, event.message, (yield* GroupCommit).write)
       case "ReactionReceived":
         return yield* transactionally(storeReaction(context.sessionId, event.reaction))
       case "MessageEdited":

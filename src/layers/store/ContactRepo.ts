@@ -8,6 +8,7 @@ import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 import { makeReadCache } from "./readCache.js"
+import { atomically } from "./atomically.js"
 
 interface ContactRecord {
   readonly id: string
@@ -107,7 +108,8 @@ export const SqlContactRepo = Layer.effect(
           ON CONFLICT (session_id, id) DO UPDATE SET phone = excluded.phone, lid = excluded.lid, name = excluded.name,
           updated_at = excluded.updated_at`
       },
-      sql.withTransaction,
+      // Every message received records its sender: inside its transaction, no savepoint of its own.
+      atomically(sql),
       orStoreUnavailable
     )
 
