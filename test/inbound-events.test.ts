@@ -137,7 +137,7 @@ describe("calls from an engine", () => {
         const queued = yield* Ref.make<ReadonlyArray<string>>([])
         const context = inboundContext({
           rejectCall: (callId) => Ref.update(rejected, (ids) => [...ids, callId]),
-          queueSend: (messageId) => Ref.update(queued, (ids) => [...ids, messageId])
+          queueSend: (row) => Ref.update(queued, (ids) => [...ids, row.id])
         })
         const call = (callId: string, from: string, status: CallStatus) =>
           handleEngineEvent(EngineEvent.CallChanged({ call: { callId, from, isVideo: false, isGroup: false, status, at: new Date() } }), context)

@@ -402,7 +402,12 @@ describe("SessionSupervisor", () => {
         Effect.timeout("5 seconds")
       )
       expect(delivered.statusHistory.map((h) => h.status)).toEqual(["pending", "sent", "delivered", "read"])
-      const chat = yield* core.messaging.list(sender, { chatId: "15550003333@c.us", direction: "in" }, Option.none())
+      // The echo contact's reply comes after the read receipt: it is waited for, not raced.
+      const chat = yield* core.messaging.list(sender, { chatId: "15550003333@c.us", direction: "in" }, Option.none()).pipe(
+        Effect.filterOrFail((page) => page.items.length > 0),
+        Effect.retry(Schedule.spaced("20 millis")),
+        Effect.timeout("5 seconds")
+      )
       expect(chat.items.map((m) => m.text)).toEqual(["survives"])
     }).pipe(Effect.scoped))
 })

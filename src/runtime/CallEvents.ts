@@ -86,5 +86,5 @@ const answerCaller = (context: InboundContext, phone: string | null, caller: str
       millis: yield* Clock.currentTimeMillis
     })
     yield* (yield* MessageRepo).insert(row)
-    yield* context.queueSend(row.id)
+    yield* context.queueSend(row)
   })

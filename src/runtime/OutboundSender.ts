@@ -2,6 +2,7 @@ import { untilStoreIsBack } from "./storeOutage.js"
 import { DateTime, Duration, Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { mediaKey, type MediaStoreService } from "./ports/MediaStore.js"
 import type { MessageRow } from "./ports/store/MessageRepo.js"
+import type { StoreUnavailable } from "../domain/Errors.js"
 import type { MessageRepo } from "./ports/store/MessageRepo.js"
 import { Store } from "./ports/store/Store.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
@@ -67,6 +68,8 @@ export const makeOutbound = (deps: OutboundDeps) =>
     const linkPreviews = yield* LinkPreviews
     const queue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
     const queued = new Set<string>()
+    /** The rows handed over with their ids (as stored when accepted): the lane need not read them back. */
+    const handedOver = new Map<string, MessageRow>()
     const recount = Effect.suspend(() => Ref.set(deps.queuedSends, queued.size))
     // A lane restarted after a crash starts empty; the unsent messages are queued again.
     yield* recount
@@ -124,19 +127,33 @@ export const makeOutbound = (deps: OutboundDeps) =>
       Option.isSome(row) && row.value.status === "pending" && row.value.engineMessageId !== null
 
     /**
+     * The row as it is now. Only a batch's messages can change while they wait (`cancelBatch`
+     * fails them): those are read again; any other pending row stays as it was handed over.
+     */
+    const latest = (row: MessageRow): Effect.Effect<Option.Option<MessageRow>, StoreUnavailable> =>
+      row.batchId === null ? Effect.succeed(Option.some(row)) : deps.messages.findRow(row.id)
+
+    /** The message's row: the one handed over, else (a lane restarted, a cluster hand-over) read from the Store. */
+    const rowOf = (messageId: string): Effect.Effect<Option.Option<MessageRow>, StoreUnavailable> => {
+      const row = handedOver.get(messageId)
+      return row === undefined ? deps.messages.findRow(messageId) : latest(row)
+    }
+
+    /**
      * A text's link preview, made once before its turn (within the 5 s of LinkPreviews) and kept
      * on the row, so that a resend after a restart sends the same one. Only for a text with a
      * URL whose caller did not say `linkPreview: false`; without a preview the text goes as it is.
      */
-    const attachLinkPreview = (row: MessageRow) =>
+    const attachLinkPreview = (row: MessageRow): Effect.Effect<MessageRow, StoreUnavailable> =>
       Effect.gen(function*() {
         const wanted = row.type === "text" && row.linkPreview === null && row.sendOptions?.linkPreview !== false
-        if (!wanted || row.text === null || firstUrlIn(row.text) === undefined) return
+        if (!wanted || row.text === null || firstUrlIn(row.text) === undefined) return row
         const session = yield* sessions.findById(deps.sessionId)
         const proxyUrl = Option.match(session, { onNone: () => null, onSome: (session) => session.proxyUrl })
         const preview = yield* linkPreviews.previewOf(row.text, proxyUrl)
-        if (Option.isNone(preview)) return
+        if (Option.isNone(preview)) return row
         yield* deps.messages.setLinkPreview(row.id, preview.value, (yield* DateTime.nowAsDate).toISOString())
+        return { ...row, linkPreview: preview.value }
       })
 
     /**
@@ -159,14 +176,16 @@ export const makeOutbound = (deps: OutboundDeps) =>
       })
 
     /** Sends a stored `pending` message; false when it was not (no longer) to be sent. */
-    const attempt = (messageId: string) =>
+    const attempt = (inHand: MessageRow) =>
       Effect.gen(function*() {
-        let row = yield* deps.messages.findRow(messageId)
+        const messageId = inHand.id
+        // The pacing may have held it back for minutes: a cancel in the meantime is heard.
+        let row = yield* latest(inHand)
         if (!isUnsent(row)) return false
         const clearTyping = yield* showTyping(yield* awaitConnection, row.value)
-        // Typing may take half a minute: a cancel in the meantime is heard.
+        // Typing may take half a minute: likewise.
         if (typingOf(row.value) !== undefined) {
-          row = yield* deps.messages.findRow(messageId)
+          row = yield* latest(row.value)
           if (!isUnsent(row)) return yield* Effect.as(clearTyping, false)
         }
         const { chatId, engineMessageId, mentions, quotedMessageId } = row.value
@@ -206,11 +225,11 @@ export const makeOutbound = (deps: OutboundDeps) =>
      */
     const sendOne = (messageId: string) =>
       Effect.gen(function*() {
-        const row = yield* deps.messages.findRow(messageId)
+        const row = yield* rowOf(messageId)
         if (!isUnsent(row)) return
         yield* awaitConnection
-        yield* attachLinkPreview(row.value)
-        yield* pacer.paced(attempt(messageId))
+        const withPreview = yield* attachLinkPreview(row.value)
+        yield* pacer.paced(attempt(withPreview))
       })
 
     return {
@@ -220,16 +239,23 @@ export const makeOutbound = (deps: OutboundDeps) =>
           Effect.ensuring(
             // A message in its turn is sent once the Store answers again: it is not dropped.
             untilStoreIsBack(sendOne(messageId), "sending a queued message"),
-            Effect.zipRight(Effect.sync(() => queued.delete(messageId)), recount)
+            Effect.zipRight(Effect.sync(() => {
+              queued.delete(messageId)
+              handedOver.delete(messageId)
+            }), recount)
           )
         ),
         Effect.forever
       ),
-      /** Idempotent: a message already waiting is not queued twice. */
-      enqueue: (messageId: string) =>
+      /**
+       * Idempotent: a message already waiting is not queued twice. `row`, the message as stored,
+       * when the caller has it: the lane then reads nothing back for it.
+       */
+      enqueue: (messageId: string, row?: MessageRow) =>
         Effect.suspend(() => {
           if (queued.has(messageId)) return Effect.void
           queued.add(messageId)
+          if (row !== undefined) handedOver.set(messageId, row)
           return Effect.zipRight(recount, Queue.offer(queue, messageId))
         })
     }

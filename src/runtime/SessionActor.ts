@@ -1,7 +1,7 @@
 import { Cause, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
-import { MessageRepo } from "./ports/store/MessageRepo.js"
+import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
 import { untilStoreIsBack } from "./storeOutage.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
 import { Store } from "./ports/store/Store.js"
@@ -26,8 +26,11 @@ export interface ActorState {
 }
 
 export type ActorCommand = Data.TaggedEnum<{
-  /** A stored `pending` message is waiting to go out. */
-  Send: { readonly messageId: string }
+  /**
+   * A stored `pending` message is waiting to go out; `row` is the message as stored, when the
+   * sender has it in hand (the lane then does not read it back), absent from a cluster peer.
+   */
+  Send: { readonly messageId: string; readonly row?: MessageRow | undefined }
   /** Drop the connection and link again from scratch, without passing through `stopped`. */
   Restart: {}
   /** `done` tells whether this actor carried it out (false: it had already ended). */
@@ -206,7 +209,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         rejectCall: (callId, from) => conn.calls.reject(callId, from),
         setOnline: conn.presence.set({ state: "online" }),
         // The lane is made below, before the first connection: events come only once it exists.
-        queueSend: (messageId) => outbound.enqueue(messageId),
+        queueSend: (row) => outbound.enqueue(row.id, row),
         newMessageId: engine.newMessageId
       })
 
@@ -280,7 +283,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
 
     const outbound = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends })
     yield* Effect.forkScoped(reportingCrash(outbound.run))
-    for (const row of yield* untilStoreIsBack(messages.listUnsent(sessionId), "finding the unsent messages")) yield* outbound.enqueue(row.id)
+    for (const row of yield* untilStoreIsBack(messages.listUnsent(sessionId), "finding the unsent messages")) yield* outbound.enqueue(row.id, row)
 
     /**
      * Runs an engine call that needs the connection in a given status and answers the caller,
@@ -308,7 +311,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
       const command = yield* mailbox.take.pipe(Effect.orElseSucceed(() => ActorCommand.LinkEnded({ generation })))
       switch (command._tag) {
         case "Send":
-          yield* outbound.enqueue(command.messageId)
+          yield* outbound.enqueue(command.messageId, command.row)
           break
         case "UseConnection":
           yield* answerWithConnection(command.required, command.answer)

@@ -19,7 +19,7 @@ import {
   SynchronizedRef
 } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
-import { MessageRepo } from "./ports/store/MessageRepo.js"
+import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
 import { SessionRepo, type SessionRow } from "./ports/store/SessionRepo.js"
 import { Store } from "./ports/store/Store.js"
 import { type EngineCallError, EngineTimeout } from "../domain/Errors.js"
@@ -77,7 +77,7 @@ export interface SessionSupervisorService {
    * Hands a stored `pending` message to the session's actor. False when it is not running:
    * the message then waits in the Store and goes out when the session is started.
    */
-  readonly send: (sessionId: string, messageId: string) => Effect.Effect<boolean>
+  readonly send: (sessionId: string, messageId: string, row?: MessageRow) => Effect.Effect<boolean>
   /**
    * Runs an engine call on the session's connection once it is in the status the operation
    * needs (else SESSION_NOT_READY): a pairing code while `qr_ready`, the rest while `ready`.
@@ -339,10 +339,10 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
             Effect.catchAll((error) => Effect.logWarning("the media of a deleted session could not be removed", error.message))
           )
         })),
-      send: Effect.fn("SessionSupervisor.send")((sessionId: string, messageId: string) =>
+      send: Effect.fn("SessionSupervisor.send")((sessionId: string, messageId: string, row?: MessageRow) =>
         Effect.flatMap(handleOf(sessionId), (handle) =>
           Option.isSome(handle)
-            ? handle.value.mailbox.offer(ActorCommand.Send({ messageId }))
+            ? handle.value.mailbox.offer(ActorCommand.Send({ messageId, row }))
             : Effect.succeed(false))),
       backlog: (sessionId) =>
         Effect.flatMap(handleOf(sessionId), Option.match({

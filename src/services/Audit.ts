@@ -2,6 +2,7 @@ import type { StoreUnavailable } from "../domain/Errors.js"
 import { Clock, Context, Duration, Effect, Layer, type Option, Schedule } from "effect"
 import { AppSettings } from "../domain/Settings.js"
 import { AuditRepo } from "../runtime/ports/store/AuditRepo.js"
+import { GroupCommit } from "../runtime/ports/store/GroupCommit.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 import type { AuditFilter, AuditRecord } from "../domain/Audit.js"
 
@@ -17,6 +18,7 @@ export class Audit extends Context.Tag("switchboard/Audit")<Audit, AuditService>
     Audit,
     Effect.gen(function*() {
       const repo = yield* AuditRepo
+      const groupCommit = yield* GroupCommit
       const { security } = yield* AppSettings
       const prune = Clock.currentTimeMillis.pipe(
         Effect.flatMap((now) => repo.prune(new Date(now - Duration.toMillis(security.auditRetention)).toISOString())),
@@ -26,7 +28,8 @@ export class Audit extends Context.Tag("switchboard/Audit")<Audit, AuditService>
       yield* Effect.forkScoped(Effect.repeat(prune, Schedule.spaced("1 hour")))
       return Audit.of({
         record: Effect.fn("Audit.record")((record) =>
-          repo.insert(record).pipe(Effect.catchAll((error) => Effect.logError("audit log: a record could not be written", error)))
+          // One of the hot path's writes (every send is audited): it shares a commit with the others.
+          groupCommit.write(repo.insert(record)).pipe(Effect.catchAll((error) => Effect.logError("audit log: a record could not be written", error)))
         ),
         list: Effect.fn("Audit.list")((filter, page) => repo.list(filter, page))
       })

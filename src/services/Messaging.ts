@@ -21,6 +21,7 @@ import type { ChatRepo } from "../runtime/ports/store/ChatRepo.js"
 import { recordChatChange } from "../runtime/ChatEvents.js"
 import { settingsOrDefault } from "../domain/SessionSettings.js"
 import { Store } from "../runtime/ports/store/Store.js"
+import { GroupCommit } from "../runtime/ports/store/GroupCommit.js"
 import { SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { engineCall } from "../runtime/EngineCall.js"
@@ -148,6 +149,7 @@ const make = Effect.gen(function*() {
   const contacts = yield* ContactRepo
   const backlog = yield* OutboundBacklog
   const transactionally = (yield* Store).transactionally
+  const groupCommit = yield* GroupCommit
   // Reading a chat sets its unread count (and announces it) with the runtime's chat writes.
   const chatWrites = yield* Effect.context<ChatRepo | Events>()
 
@@ -244,8 +246,9 @@ const make = Effect.gen(function*() {
   /** Stored as `pending`, then handed to the session's outbound lane. */
   const accept = (row: MessageRow) =>
     Effect.gen(function*() {
-      yield* messages.insert(row)
-      yield* supervisor.send(row.sessionId, row.id)
+      // Committed (with the writes that came with it) before the caller hears 201.
+      yield* groupCommit.write(messages.insert(row))
+      yield* supervisor.send(row.sessionId, row.id, row)
       return { messageId: row.id as SendResult["messageId"], chatId: row.chatId, status: "pending" as const, timestamp: row.createdAt }
     })
 
@@ -381,7 +384,7 @@ const make = Effect.gen(function*() {
         return data === null ? [] : [{ row, data }]
       }))
       yield* batches.insert({ id: batchId, sessionId, createdAt: rows[0]!.createdAt }, rows)
-      yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id), { discard: true })
+      yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id, row), { discard: true })
       return { batchId, total: rows.length }
     }),
     getBatch: Effect.fn("Messaging.getBatch")((sessionId, batchId) => findBatch(sessionId, batchId)),

@@ -7,6 +7,8 @@ import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
+import { makeReadCache } from "./readCache.js"
+import { atomically } from "./atomically.js"
 
 interface ContactRecord {
   readonly id: string
@@ -61,6 +63,9 @@ export const SqlContactRepo = Layer.effect(
   ContactRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Every send asks whether its recipient is blocked: the answers are kept, per session, until a
+    // write to that session's contacts.
+    const blockedCache = makeReadCache<boolean>(sql)
 
     const load = (sessionId: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<ContactRecord>, SqlError> =>
       sql<ContactRecord>`SELECT * FROM contacts WHERE session_id = ${sessionId} AND id IN ${sql.in(ids)}`
@@ -87,6 +92,7 @@ export const SqlContactRepo = Layer.effect(
         const unchanged = known.length === 1 && known[0]!.id === id && known[0]!.phone === merged.phone &&
           known[0]!.lid === merged.lid && known[0]!.name === merged.name
         if (unchanged) return
+        yield* blockedCache.invalidate(sessionId)
         // What the rows being merged learnt of the person goes to the merged row.
         const learnt = {
           push_name: firstKnown("push_name"),
@@ -102,7 +108,8 @@ export const SqlContactRepo = Layer.effect(
           ON CONFLICT (session_id, id) DO UPDATE SET phone = excluded.phone, lid = excluded.lid, name = excluded.name,
           updated_at = excluded.updated_at`
       },
-      sql.withTransaction,
+      // Every message received records its sender: inside its transaction, no savepoint of its own.
+      atomically(sql),
       orStoreUnavailable
     )
 
@@ -126,6 +133,7 @@ export const SqlContactRepo = Layer.effect(
 
     const updateDetails = Effect.fn("ContactRepo.updateDetails")(
       function*(sessionId: string, chatId: string, patch: ContactDetailsPatch) {
+        yield* blockedCache.invalidate(sessionId)
         const now = DateTime.formatIso(yield* DateTime.now)
         const known = yield* byEitherId(sessionId, chatId)
         if (Option.isSome(known)) {
@@ -151,6 +159,7 @@ export const SqlContactRepo = Layer.effect(
 
     const syncBlocklist = Effect.fn("ContactRepo.syncBlocklist")(
       function*(sessionId: string, blocked: ReadonlyArray<string>) {
+        yield* blockedCache.invalidate(sessionId)
         const wanted = new Set(blocked)
         const flagged = yield* sql<ContactRecord>`SELECT * FROM contacts WHERE session_id = ${sessionId} AND blocked = 1`
         const stale = flagged.filter((c) => !wanted.has(c.id) && !(c.lid !== null && wanted.has(c.lid)))
@@ -177,7 +186,8 @@ export const SqlContactRepo = Layer.effect(
     )
 
     const isBlocked = Effect.fn("ContactRepo.isBlocked")(
-      (sessionId: string, chatId: string) => Effect.map(byEitherId(sessionId, chatId), Option.exists((row) => fromIntegerBoolean(row.blocked))),
+      (sessionId: string, chatId: string) =>
+        blockedCache.read(sessionId, chatId, Effect.map(byEitherId(sessionId, chatId), Option.exists((row) => fromIntegerBoolean(row.blocked)))),
       orStoreUnavailable
     )
 

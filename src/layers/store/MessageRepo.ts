@@ -18,12 +18,14 @@ import { loadMessages as loadSessionMessages } from "./messageLoading.js"
 import { fromRecord, type MessageRecord, toRecord } from "./messageRecords.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
+import { atomically } from "./atomically.js"
 
 
 export const SqlMessageRepo = Layer.effect(
   MessageRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const allOrNothing = atomically(sql)
 
     const selectRow = (condition: Fragment) =>
       sql<MessageRecord>`SELECT * FROM messages WHERE ${condition} ORDER BY created_at ASC, id ASC`.pipe(
@@ -41,7 +43,7 @@ export const SqlMessageRepo = Layer.effect(
         yield* appendHistory(row.id, row.status, row.createdAt)
         yield* recordChatActivity(sql, [row])
       },
-      sql.withTransaction,
+      allOrNothing,
       orStoreUnavailable
     )
 
@@ -90,14 +92,15 @@ export const SqlMessageRepo = Layer.effect(
      * concurrent writer (another connection on Postgres) makes us decide again, not overwrite.
      */
     const advance = (
-      id: string,
+      which: Fragment,
       next: MessageStatus,
       at: string,
       error: MessageError | undefined
     ): Effect.Effect<Option.Option<StatusTransition>, SqlError> =>
       Effect.gen(function*() {
-        const current = yield* selectRow(sql`id = ${id}`)
+        const current = yield* selectRow(which)
         if (Option.isNone(current) || !isStatusAdvance(current.value.status, next)) return Option.none()
+        const id = current.value.id
         const row: MessageRow = {
           ...current.value,
           status: next,
@@ -108,15 +111,23 @@ export const SqlMessageRepo = Layer.effect(
         const updated = yield* sql<{ readonly id: string }>`UPDATE messages
           SET status = ${row.status}, ack = ${row.ack}, error = ${toJsonColumn(row.error)}, updated_at = ${at}
           WHERE id = ${id} AND status = ${current.value.status} RETURNING id`
-        if (updated.length === 0) return yield* advance(id, next, at, error)
+        if (updated.length === 0) return yield* advance(which, next, at, error)
         yield* appendHistory(id, next, at)
         return Option.some({ previousStatus: current.value.status, row })
       })
 
     const updateStatus = Effect.fn("MessageRepo.updateStatus")(
       (id: string, status: MessageStatus, at: string, error?: MessageError | undefined) =>
-        advance(id, status, at, error),
-      sql.withTransaction,
+        advance(sql`id = ${id}`, status, at, error),
+      allOrNothing,
+      orStoreUnavailable
+    )
+
+    /** `updateStatus` for a network receipt, which names the message by its engine id: found and moved in one go. */
+    const updateStatusByEngineId = Effect.fn("MessageRepo.updateStatusByEngineId")(
+      (sessionId: string, engineMessageId: string, status: MessageStatus, at: string, error?: MessageError | undefined) =>
+        advance(sql`session_id = ${sessionId} AND engine_message_id = ${engineMessageId}`, status, at, error),
+      allOrNothing,
       orStoreUnavailable
     )
 
@@ -260,6 +271,7 @@ export const SqlMessageRepo = Layer.effect(
       findByEngineId,
       list,
       updateStatus,
+      updateStatusByEngineId,
       listUnsent,
       countUnsent,
       countBySession

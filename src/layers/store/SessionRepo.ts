@@ -10,6 +10,7 @@ import type { SessionSettings } from "../../domain/SessionSettings.js"
 import { fromCount, fromIntegerBoolean, fromJsonColumn, isUniqueViolation, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
+import { makeReadCache } from "./readCache.js"
 
 interface SessionRecord {
   readonly id: string
@@ -76,8 +77,11 @@ export const SqlSessionRepo = Layer.effect(
         Effect.map((records) => Option.map(Option.fromNullable(records[0]), fromRecord))
       )
 
+    // Every send reads its session (does it accept sends, what is its phone): kept between changes.
+    const cache = makeReadCache<Option.Option<SessionRow>>(sql)
+
     const findById = Effect.fn("SessionRepo.findById")(
-      (id: string) => selectOne(sql`id = ${id}`),
+      (id: string) => cache.read(id, "row", selectOne(sql`id = ${id}`), Option.isSome),
       orStoreUnavailable
     )
 
@@ -161,6 +165,7 @@ export const SqlSessionRepo = Layer.effect(
     const update = Effect.fn("SessionRepo.update")(
       function*(id: string, patch: SessionPatch) {
         const updatedAt = DateTime.formatIso(yield* DateTime.now)
+        yield* cache.invalidate(id)
         yield* sql`UPDATE sessions SET ${sql.update({ ...toColumns(patch), updated_at: updatedAt })} WHERE id = ${id}`
         return yield* selectOne(sql`id = ${id}`)
       },
@@ -180,6 +185,7 @@ export const SqlSessionRepo = Layer.effect(
     /** Children first, so foreign keys hold at every statement. */
     const remove = Effect.fn("SessionRepo.remove")(
       function*(id: string) {
+        yield* cache.invalidate(id)
         yield* sql`DELETE FROM message_status_history
           WHERE message_id IN (SELECT id FROM messages WHERE session_id = ${id})`
         for (const children of ["message_reactions", "poll_votes"]) {

@@ -1,5 +1,6 @@
 import { Layer } from "effect"
 import { SqlStore } from "./SqlStore.js"
+import { SqlGroupCommit } from "./SqlGroupCommit.js"
 import { SqlApiKeyRepo } from "./ApiKeyRepo.js"
 import { SqlAuditRepo } from "./AuditRepo.js"
 import { SqlAuthRepo } from "./AuthRepo.js"
@@ -36,11 +37,12 @@ export * from "./SessionRepo.js"
 export * from "./WebhookRepo.js"
 export * from "./SqliteStore.js"
 export * from "./SqlStore.js"
+export * from "./SqlGroupCommit.js"
 export * from "./PgStore.js"
 
 /** The Store's transactions and every repository; each needs only a `SqlClient` (e.g. from `storeLayerFromUrl`). */
 export const RepositoriesLive = Layer.mergeAll(
-  SqlStore,
+  Layer.provideMerge(SqlGroupCommit, SqlStore),
   SqlSessionRepo,
   SqlAuthRepo,
   SqlMessageRepo,

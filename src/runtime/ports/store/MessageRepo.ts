@@ -119,6 +119,14 @@ export class MessageRepo extends Context.Tag("switchboard/MessageRepo")<MessageR
   readonly findByEngineId: (sessionId: string, engineMessageId: string) => Effect.Effect<Option.Option<MessageRow>, StoreUnavailable>
   readonly list: (sessionId: string, filter: MessageFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Message>, StoreUnavailable>
   readonly updateStatus: (id: string, status: "failed" | "pending" | "sent" | "delivered" | "read" | "played", at: string, error?: MessageError | undefined) => Effect.Effect<Option.Option<StatusTransition>, StoreUnavailable>
+  /** `updateStatus` for the message the network knows by `engineMessageId` (a receipt): no read of the row first. */
+  readonly updateStatusByEngineId: (
+    sessionId: string,
+    engineMessageId: string,
+    status: "failed" | "pending" | "sent" | "delivered" | "read" | "played",
+    at: string,
+    error?: MessageError | undefined
+  ) => Effect.Effect<Option.Option<StatusTransition>, StoreUnavailable>
   readonly listUnsent: (sessionId: string) => Effect.Effect<MessageRow[], StoreUnavailable>
   readonly countUnsent: (sessionIds: readonly string[]) => Effect.Effect<number, StoreUnavailable>
   readonly countBySession: (sessionId: string) => Effect.Effect<number, StoreUnavailable>

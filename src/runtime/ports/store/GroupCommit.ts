@@ -1,0 +1,22 @@
+import { Context, type Effect } from "effect"
+import type { StoreUnavailable } from "../../../domain/Errors.js"
+
+/**
+ * Group commit: writes that arrive together share one Store transaction. Each caller's effect
+ * runs in the batch's transaction and is answered only once that transaction has committed,
+ * so an answered write is on disk (it survives kill -9) exactly as with a transaction of its
+ * own; what it queued with `Store.afterCommit` runs after that commit, as it would alone. A
+ * write that fails does not take the others down: its batch is rolled back and its members
+ * are run again one transaction each, so only the failing one fails.
+ *
+ * For the hot path's small writes from callers that come at once (a message accepted, the
+ * audit record of the request): one BEGIN/COMMIT per batch instead of per write. Not for a
+ * caller that writes one thing after another (a session's stream of receipts): each of its
+ * writes would wait a turn of the event loop for company, and it would fall behind. A write must be
+ * Store work only (it may run twice: once in a batch that rolled back, once alone) and short:
+ * the batch holds the transaction while its members run.
+ */
+export class GroupCommit extends Context.Tag("switchboard/GroupCommit")<GroupCommit, {
+  /** Runs `write` in the next batch's transaction; answers after the commit. Inside a transaction already, joins it. */
+  readonly write: <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreUnavailable, R>
+}>() {}

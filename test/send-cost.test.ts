@@ -1,0 +1,79 @@
+import { Effect } from "effect"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { eventually, readySession, useGateway } from "./support/gateway.js"
+import { countStatements, perUnitTable, uncountedGet } from "./support/statementLedger.js"
+
+/**
+ * What a send-text costs in SQL statements (issue 19): the gateway in-process on a real SQLite
+ * file with the sandbox engine, better-sqlite3's statements counted by their text. Counted
+ * twice: the accept path alone (the session is away, so nothing goes out), and a message's
+ * whole life (accepted, sent, delivered, read by an echo contact, whose reply comes in too).
+ *
+ * Before issue 19 (main at f07ec05), ten callers at once: accept 8.3 per send (BEGIN, COMMIT,
+ * session, block check, message, status history, chat, audit), whole life 79.4 per send.
+ * After (group commit of accepted sends and audit records, the row carried to the lane,
+ * receipts moving their message in one go, session and block flag cached): accept 5.0–5.4,
+ * whole life 60. Of the whole life, about 7 are the outbox's (fan-out to webhooks, marking
+ * dispatched), which varies with the timing of its loop, and 12 the sandbox network's own
+ * ledger (what it holds for each session).
+ */
+const SENDS = 40
+const ECHO_CHAT = "15550009999@c.us"
+
+const gateway = useGateway()
+
+const dbFile = () => path.join(gateway().settings.dataDir, "switchboard.db")
+
+/** Callers sending at once, as under load: writes that arrive together may share a commit. */
+const CONCURRENCY = 10
+
+const sendTexts = async (sessionId: string, count: number) => {
+  for (let start = 0; start < count; start += CONCURRENCY) {
+    const wave = Array.from({ length: Math.min(CONCURRENCY, count - start) }, (_, i) =>
+      gateway().call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: ECHO_CHAT, text: `cost ${start + i}` } }))
+    for (const sent of await Promise.all(wave)) expect(sent.status).toBe(201)
+  }
+}
+
+const countWhere = (sql: string, ...params: Array<unknown>) => uncountedGet<{ n: number }>(dbFile(), sql, ...params).n
+
+describe("the SQL cost of a send-text", () => {
+  it("accepting a send costs few statements", async () => {
+    const session = await readySession(gateway(), "cost-accept")
+    const { network } = gateway()
+    // The session goes away for the count, so its lane sends nothing meanwhile.
+    await Effect.runPromise(network.refuseConnections(session.id, "60 seconds"))
+    await Effect.runPromise(network.dropConnection(session.id))
+    await eventually(() => gateway().call("GET", `/api/sessions/${session.id}`), (r) => r.body.status === "disconnected")
+    await sendTexts(session.id, 3) // warm the prepared statements and caches
+    const reading = await countStatements(() => sendTexts(session.id, SENDS))
+    console.log(perUnitTable("accept path", reading, SENDS))
+    expect(reading.total / SENDS).toBeLessThanOrEqual(ACCEPT_CEILING)
+  })
+
+  it("a message's whole life (accepted, sent, delivered, read, answered) costs few statements", async () => {
+    const session = await readySession(gateway(), "cost-life")
+    await sendTexts(session.id, 3)
+    await eventually(async () => countWhere("SELECT count(*) AS n FROM messages WHERE session_id = ? AND status = 'read'", session.id), (n) => n === 3)
+    const reading = await countStatements(async () => {
+      await sendTexts(session.id, SENDS)
+      // Every message read by the echo contact, and every echo stored as received.
+      await eventually(
+        async () => ({
+          read: countWhere("SELECT count(*) AS n FROM messages WHERE session_id = ? AND from_me = 1 AND status = 'read'", session.id),
+          replies: countWhere("SELECT count(*) AS n FROM messages WHERE session_id = ? AND from_me = 0", session.id)
+        }),
+        ({ read, replies }) => read === SENDS + 3 && replies === SENDS + 3,
+        20_000
+      )
+    })
+    console.log(perUnitTable("whole life", reading, SENDS))
+    expect(reading.total / SENDS).toBeLessThanOrEqual(LIFE_CEILING)
+  })
+})
+
+/** Statements per send on the accept path: the figure after issue 19 plus a small margin. */
+const ACCEPT_CEILING = 6
+/** Statements per send over its whole life: the figure after issue 19 plus a margin for the outbox's timing. */
+const LIFE_CEILING = 64
