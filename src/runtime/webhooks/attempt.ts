@@ -1,16 +1,15 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Duration, Effect, Either, Option, Random } from "effect"
-import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
-import { EventRepo } from "../ports/store/EventRepo.js"
-import { Store } from "../ports/store/Store.js"
-import { WebhookRepo } from "../ports/store/WebhookRepo.js"
+import { DeliveryRepo, type DueDelivery } from "../ports/store/DeliveryRepo.js"
+import { WebhookRepo, type WebhookRow } from "../ports/store/WebhookRepo.js"
 import { Metrics, type MetricsService, type WebhookFailureReason } from "../Metrics.js"
-import type { Delivery, DeliveryStatus } from "../../domain/Webhook.js"
+import type { DeliveryStatus } from "../../domain/Webhook.js"
 import { type AttemptResult, type AttemptSettings, deliverOnce } from "./deliver.js"
+import { makeOutcomeRecorder } from "./outcomes.js"
 import { type RetrySchedule, retryDelay } from "./retrySchedule.js"
 
-/** A delivery as the dispatcher holds it: enough to attempt it. */
-export type DeliveryRef = Pick<Delivery, "id" | "webhookId" | "eventId" | "attempts">
+/** A delivery as the dispatcher holds it: enough to attempt it, its event included (`undefined`: no longer kept). */
+export type DeliveryRef = DueDelivery
 
 /** Why a webhook was turned off by the gateway itself. */
 export const GONE_REASON = "410 Gone from the receiver"
@@ -26,14 +25,15 @@ export interface AttemptMode {
 /**
  * Attempts a stored delivery once and records how it went, in one transaction with what it
  * implies: the next attempt's time, or the end of the delivery, and on `410 Gone` the webhook
- * turned off. Left: why the delivery was given up without an attempt.
+ * turned off (outcomes are written in batches: see `makeOutcomeRecorder`). A scheduled
+ * delivery's webhook is looked up in the kept copy of the webhooks, a test's in the Store.
+ * Left: why the delivery was given up without an attempt.
  */
 export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySchedule) =>
   Effect.gen(function*() {
     const webhooks = yield* WebhookRepo
-    const events = yield* EventRepo
     const deliveries = yield* DeliveryRepo
-    const transactionally = (yield* Store).transactionally
+    const record = yield* makeOutcomeRecorder
     const isoNow = Effect.map(Clock.currentTimeMillis, (now) => new Date(now).toISOString())
     // The gateway's metrics; the dispatcher also runs without them (its own tests, benches).
     const metrics = yield* Effect.serviceOption(Metrics)
@@ -49,6 +49,15 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
         Effect.as(Either.left(reason))
       )
 
+    /** A test reads its webhook afresh; a scheduled delivery from the kept copy, or afresh when the copy has not heard of it yet. */
+    const webhookOf = (id: string, mode: AttemptMode): Effect.Effect<Option.Option<WebhookRow>, StoreUnavailable> =>
+      mode.scheduled
+        ? Effect.flatMap(webhooks.cached(), (rows) => {
+          const kept = rows.find((row) => row.id === id)
+          return kept === undefined ? webhooks.find(id) : Effect.succeedSome(kept)
+        })
+        : webhooks.find(id)
+
     /** What the delivery does after this attempt. */
     const nextOf = (result: AttemptResult, attempt: number, maxAttempts: number, mode: AttemptMode) =>
       Effect.gen(function*() {
@@ -63,13 +72,13 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
 
     return (delivery: DeliveryRef, mode: AttemptMode): Effect.Effect<Either.Either<AttemptResult, string>, StoreUnavailable> =>
       Effect.gen(function*() {
-        const found = yield* webhooks.find(delivery.webhookId)
+        const found = yield* webhookOf(delivery.webhookId, mode)
         if (Option.isNone(found)) return yield* abandon(delivery, "the webhook was removed")
         const webhook = found.value
         if (mode.scheduled && !webhook.enabled) {
           return yield* abandon(delivery, `the webhook is disabled${webhook.disabledReason === null ? "" : ` (${webhook.disabledReason})`}`)
         }
-        const event = yield* events.find(delivery.eventId)
+        const event = delivery.event
         if (event === undefined) return yield* abandon(delivery, "the event is no longer kept (older than EVENT_RETENTION_HOURS)")
 
         const attempt = delivery.attempts + 1
@@ -78,13 +87,14 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
         yield* measure((metrics) => metrics.recordWebhookAttempt(result))
         if (next.status === "failed") yield* measure((metrics) => metrics.recordWebhookFailure(failureReason(result, mode)))
         const gone = result.statusCode === 410
-        yield* transactionally(Effect.zipRight(
-          deliveries.recordAttempt(delivery.id, {
+        yield* record({
+          deliveryId: delivery.id,
+          outcome: {
             attempt: { attempt, at: result.at, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs },
             ...next
-          }),
-          gone ? webhooks.update(webhook.id, { enabled: false, disabledReason: GONE_REASON }) : Effect.void
-        ))
+          },
+          disable: gone ? { webhookId: webhook.id, reason: GONE_REASON } : undefined
+        })
         if (gone) yield* Effect.logWarning("webhook disabled: the receiver answered 410 Gone")
         return Either.right(result)
       }).pipe(Effect.annotateLogs({ deliveryId: delivery.id, webhookId: delivery.webhookId }))

@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Duration, Effect, FiberSet, Option, type Scope } from "effect"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import type { DeliveryRef } from "./attempt.js"
@@ -13,13 +14,22 @@ export interface WorkerLimits {
   readonly idlePoll: Duration.Duration
   /** How long closing the worker waits for the attempts in flight (one attempt's timeout). */
   readonly finishWithin: Duration.Duration
+  /** The webhooks whose deliveries this worker attempts (a cluster runner's share); all when `undefined`. */
+  readonly webhooksServed: Effect.Effect<ReadonlyArray<string> | undefined, StoreUnavailable>
 }
 
 /**
- * The deliveries in flight, by webhook: what the limits are checked against, and what keeps a
- * delivery from being attempted twice at once. Changed only synchronously.
+ * Deliveries held per slot of concurrency: claimed in one query and queued in memory, so that
+ * the Store is asked once per batch rather than once per attempt.
  */
-class InFlight {
+const CLAIM_AHEAD = 16
+
+/**
+ * The deliveries the worker holds (claimed and queued, in flight, or waiting for their outcome
+ * to be written), by webhook: what the claims are checked against, and what keeps a delivery
+ * from being attempted twice at once. Changed only synchronously.
+ */
+class Held {
   private readonly webhookOf = new Map<string, string>()
   private readonly countOf = new Map<string, number>()
 
@@ -29,31 +39,34 @@ class InFlight {
   deliveryIds() {
     return [...this.webhookOf.keys()]
   }
+  countFor(webhookId: string) {
+    return this.countOf.get(webhookId) ?? 0
+  }
   webhooksAtLimit(limit: number) {
     return [...this.countOf].filter(([, count]) => count >= limit).map(([webhookId]) => webhookId)
   }
-  /** Takes the delivery unless it is in flight already or its webhook is at `limit`. */
+  /** Takes the delivery unless it is held already or its webhook is at `limit`. */
   tryAdd(delivery: DeliveryRef, limit: number) {
-    const count = this.countOf.get(delivery.webhookId) ?? 0
-    if (this.webhookOf.has(delivery.id) || count >= limit) return false
-    this.webhookOf.set(delivery.id, delivery.webhookId)
-    this.countOf.set(delivery.webhookId, count + 1)
+    if (this.webhookOf.has(delivery.id) || this.countFor(delivery.webhookId) >= limit) return false
+    this.add(delivery)
     return true
   }
   add(delivery: DeliveryRef) {
     this.webhookOf.set(delivery.id, delivery.webhookId)
-    this.countOf.set(delivery.webhookId, (this.countOf.get(delivery.webhookId) ?? 0) + 1)
+    this.countOf.set(delivery.webhookId, this.countFor(delivery.webhookId) + 1)
   }
+  /** Lets the delivery go; says how many its webhook held before. */
   remove(delivery: DeliveryRef) {
-    if (!this.webhookOf.delete(delivery.id)) return
-    const count = (this.countOf.get(delivery.webhookId) ?? 1) - 1
-    if (count > 0) this.countOf.set(delivery.webhookId, count)
+    const before = this.countFor(delivery.webhookId)
+    if (!this.webhookOf.delete(delivery.id)) return before
+    if (before > 1) this.countOf.set(delivery.webhookId, before - 1)
     else this.countOf.delete(delivery.webhookId)
+    return before
   }
 }
 
 export interface DeliveryWorker {
-  /** Runs until interrupted: takes due deliveries and attempts them, each in its own fiber. */
+  /** Runs until interrupted: claims due deliveries and attempts them, within the limits. */
   readonly run: Effect.Effect<never>
   /** Ends the worker's sleep: a delivery was made or became due. */
   readonly wake: Effect.Effect<void>
@@ -68,14 +81,16 @@ export interface DeliveryWorker {
 }
 
 /**
- * The delivery worker. A pass claims, under a lock, the due deliveries that fit the limits
- * (asking the Store for due deliveries other than those in flight and those of webhooks at
- * their limit, so a dead receiver's backlog never hides another's), and forks one fiber per
- * attempt. With nothing to claim it sleeps until the next delivery is due, a finished attempt
- * frees a slot, or it is woken. Attempt fibers belong to the worker's scope: closing it lets
- * the attempts in flight finish and record their outcome (within `finishWithin`), so a
- * dispatcher handed to another runner does not send them again; an attempt cut off anyway
- * stays pending and is made again after the restart.
+ * The delivery worker. A pass claims, in one query, up to `concurrency × CLAIM_AHEAD` due
+ * deliveries (leaving out those it holds and those of webhooks holding their share, so a dead
+ * receiver's backlog never hides another's) and forks one fiber per delivery; a fiber waits
+ * for a slot (`concurrency` over all, `perWebhookConcurrency` per webhook), attempts, and
+ * lets the delivery go once its outcome is written. With nothing to claim the worker sleeps
+ * until the next delivery is due, it runs low on held deliveries, or it is woken. Closing its
+ * scope lets the attempts in flight finish and record their outcome (within `finishWithin`)
+ * and starts no more, so a dispatcher handed to another runner does not send them again; an
+ * attempt cut off anyway, like every delivery held but not attempted, stays pending and is
+ * made after the restart.
  */
 export const makeDeliveryWorker = (
   limits: WorkerLimits,
@@ -85,37 +100,66 @@ export const makeDeliveryWorker = (
     const deliveries = yield* DeliveryRepo
     const signal = yield* makeWakeSignal
     const claiming = yield* Effect.makeSemaphore(1)
-    const inFlight = new InFlight()
+    const held = new Held()
+    const capacity = limits.concurrency * CLAIM_AHEAD
+    const webhookCapacity = limits.perWebhookConcurrency * CLAIM_AHEAD
+    const slots = yield* Effect.makeSemaphore(limits.concurrency)
+    const webhookSlots = new Map<string, Effect.Semaphore>()
+    const webhookSlotsOf = (webhookId: string) => {
+      let semaphore = webhookSlots.get(webhookId)
+      if (semaphore === undefined) webhookSlots.set(webhookId, semaphore = Effect.unsafeMakeSemaphore(limits.perWebhookConcurrency))
+      return semaphore
+    }
+    let closing = false
+    /** The last claim left due deliveries in the Store (a full page, or webhooks holding all they may). */
+    let leftSome = false
     const fibers = yield* FiberSet.make<unknown>()
     // Runs before the set interrupts what is left (finalizers run last-added first), and after
     // the loop that claims deliveries has stopped (it is forked later in the same scope).
-    yield* Effect.addFinalizer(() => Effect.timeoutOption(FiberSet.awaitEmpty(fibers), limits.finishWithin))
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(Effect.sync(() => void (closing = true)), Effect.timeoutOption(FiberSet.awaitEmpty(fibers), limits.finishWithin)))
 
-    const release = (delivery: DeliveryRef) => Effect.zipRight(Effect.sync(() => inFlight.remove(delivery)), signal.raise)
+    /**
+     * Lets a delivery go. When the last claim left some behind, wakes the worker once it runs
+     * low, or once the webhook no longer holds all it may.
+     */
+    const release = (delivery: DeliveryRef) =>
+      Effect.suspend(() => {
+        const before = held.remove(delivery)
+        if (before <= 1) webhookSlots.delete(delivery.webhookId)
+        return leftSome && (held.size <= capacity / 2 || before >= webhookCapacity) ? signal.raise : Effect.void
+      })
 
     const claimDue = claiming.withPermits(1)(
       Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
-        const free = limits.concurrency - inFlight.size
+        const free = capacity - held.size
         if (free <= 0) return { claimed: [], at }
+        const served = yield* limits.webhooksServed
+        const atLimit = held.webhooksAtLimit(webhookCapacity)
         const due = yield* deliveries.due(new Date(at).toISOString(), free, {
-          webhookIds: inFlight.webhooksAtLimit(limits.perWebhookConcurrency),
-          deliveryIds: inFlight.deliveryIds()
+          webhookIds: atLimit,
+          deliveryIds: held.deliveryIds(),
+          ...(served === undefined ? {} : { onlyWebhookIds: served })
         })
-        const claimed: Array<DeliveryRef> = []
-        for (const delivery of due) {
-          if (claimed.length < free && inFlight.tryAdd(delivery, limits.perWebhookConcurrency)) claimed.push(delivery)
-        }
+        const claimed = due.filter((delivery) => held.tryAdd(delivery, webhookCapacity))
+        leftSome = due.length === free || atLimit.length > 0 || claimed.length < due.length
         return { claimed, at }
       })
     )
 
-    const attemptInFlight = (delivery: DeliveryRef) =>
-      attempt(delivery).pipe(surviving("webhook delivery attempt"), Effect.ensuring(release(delivery)))
+    /**
+     * Waits for a slot of its webhook, then for one over all (in that order: a dead receiver's
+     * queue must not hold slots the others could use); attempts unless the worker is closing.
+     */
+    const attemptHeld = (delivery: DeliveryRef) =>
+      webhookSlotsOf(delivery.webhookId).withPermits(1)(slots.withPermits(1)(
+        Effect.suspend(() => (closing ? Effect.void : attempt(delivery)))
+      )).pipe(surviving("webhook delivery attempt"), Effect.ensuring(release(delivery)))
 
     /**
      * Sleeps until the next delivery is due. One that was due when the pass looked, yet not
-     * claimed, waits for a slot: a finished attempt raises the signal.
+     * claimed, waits for room: a released delivery raises the signal.
      */
     const sleep = (passAt: number) =>
       Effect.gen(function*() {
@@ -131,7 +175,7 @@ export const makeDeliveryWorker = (
 
     const pass = Effect.gen(function*() {
       const { at, claimed } = yield* claimDue
-      for (const delivery of claimed) yield* FiberSet.run(fibers, attemptInFlight(delivery))
+      for (const delivery of claimed) yield* FiberSet.run(fibers, attemptHeld(delivery))
       if (claimed.length === 0) yield* sleep(at)
     }).pipe(surviving("webhook delivery worker", limits.idlePoll))
 
@@ -140,7 +184,7 @@ export const makeDeliveryWorker = (
       wake: signal.raise,
       withNewDelivery: (create, use) =>
         Effect.acquireUseRelease(
-          claiming.withPermits(1)(Effect.tap(create, (delivery) => Effect.sync(() => inFlight.add(delivery)))),
+          claiming.withPermits(1)(Effect.tap(create, (delivery) => Effect.sync(() => held.add(delivery)))),
           use,
           release
         )
