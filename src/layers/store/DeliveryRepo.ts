@@ -136,9 +136,13 @@ export const SqlDeliveryRepo = Layer.effect(
         if (except.onlyWebhookIds !== undefined) conditions.push(sql`d.webhook_id IN ${sql.in(except.onlyWebhookIds)}`)
         if (except.webhookIds !== undefined && except.webhookIds.length > 0) conditions.push(sql`d.webhook_id NOT IN ${sql.in(except.webhookIds)}`)
         if (except.deliveryIds !== undefined && except.deliveryIds.length > 0) conditions.push(sql`d.id NOT IN ${sql.in(except.deliveryIds)}`)
-        return sql<DueRecord>`SELECT d.id, d.webhook_id, d.event_id, d.attempts, e.session_id, e.kind, e.at, e.data
-          FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id
-          WHERE ${sql.and(conditions)} ORDER BY d.next_attempt_at, d.id LIMIT ${limit}`.pipe(Effect.map((records) => records.map(toDueDelivery)))
+        // Ranked within each webhook, so that one webhook's backlog cannot fill the page.
+        const ranked = sql`SELECT id, webhook_id, event_id, attempts, next_attempt_at,
+            ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, id) AS webhook_rank
+          FROM webhook_deliveries d WHERE ${sql.and(conditions)}`
+        return sql<DueRecord>`SELECT r.id, r.webhook_id, r.event_id, r.attempts, e.session_id, e.kind, e.at, e.data
+          FROM (${ranked}) r LEFT JOIN events e ON e.id = r.event_id
+          WHERE r.webhook_rank <= ${except.perWebhook ?? limit} ORDER BY r.next_attempt_at, r.id LIMIT ${limit}`.pipe(Effect.map((records) => records.map(toDueDelivery)))
       },
       orStoreUnavailable
     )

@@ -110,7 +110,7 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
           ? Effect.succeed(undefined)
           : Effect.map(webhooks.cached(), (rows) => rows.filter((row) => shareOf(row.id, share.count) === share.index).map((row) => row.id))
       },
-      (delivery) => attemptDelivery(delivery, { scheduled: true })
+      (delivery, inSlot) => attemptDelivery(delivery, { scheduled: true, inSlot })
     )
 
     const fanOut = yield* makeFanOut

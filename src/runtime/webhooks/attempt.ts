@@ -5,7 +5,7 @@ import { WebhookRepo, type WebhookRow } from "../ports/store/WebhookRepo.js"
 import { Metrics, type MetricsService, type WebhookFailureReason } from "../Metrics.js"
 import type { DeliveryStatus } from "../../domain/Webhook.js"
 import { type AttemptResult, type AttemptSettings, deliverOnce } from "./deliver.js"
-import { makeOutcomeRecorder } from "./outcomes.js"
+import { makeOutcomeRecorder, type PendingOutcome } from "./outcomes.js"
 import { type RetrySchedule, retryDelay } from "./retrySchedule.js"
 
 /** A delivery as the dispatcher holds it: enough to attempt it, its event included (`undefined`: no longer kept). */
@@ -20,6 +20,11 @@ export interface AttemptMode {
    * webhook is off. A test (false) goes out whatever the webhook's state, once.
    */
   readonly scheduled: boolean
+  /**
+   * Runs the request itself: the worker's concurrency slots are held for it alone, not while
+   * the outcome waits for its batch to be written (the delivery stays the worker's until then).
+   */
+  readonly inSlot?: <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>
 }
 
 /**
@@ -70,32 +75,48 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
         return { status: "pending" as DeliveryStatus, nextAttemptAt: new Date(at).toISOString() }
       })
 
-    return (delivery: DeliveryRef, mode: AttemptMode): Effect.Effect<Either.Either<AttemptResult, string>, StoreUnavailable> =>
+    /**
+     * In the slot: the webhook's state is checked right before the request (a delivery that
+     * waited for the slot sees what the one before it did to the webhook), and a `410 Gone`
+     * is written before the slot is given up, so the next one finds the webhook off.
+     * Left: why it is given up without an attempt.
+     */
+    const send = (delivery: DeliveryRef, mode: AttemptMode) =>
       Effect.gen(function*() {
         const found = yield* webhookOf(delivery.webhookId, mode)
-        if (Option.isNone(found)) return yield* abandon(delivery, "the webhook was removed")
+        if (Option.isNone(found)) return Either.left("the webhook was removed")
         const webhook = found.value
         if (mode.scheduled && !webhook.enabled) {
-          return yield* abandon(delivery, `the webhook is disabled${webhook.disabledReason === null ? "" : ` (${webhook.disabledReason})`}`)
+          return Either.left(`the webhook is disabled${webhook.disabledReason === null ? "" : ` (${webhook.disabledReason})`}`)
         }
         const event = delivery.event
-        if (event === undefined) return yield* abandon(delivery, "the event is no longer kept (older than EVENT_RETENTION_HOURS)")
+        if (event === undefined) return Either.left("the event is no longer kept (older than EVENT_RETENTION_HOURS)")
 
         const attempt = delivery.attempts + 1
         const result = yield* deliverOnce(webhook, event, attempt, settings)
         const next = yield* nextOf(result, attempt, webhook.maxAttempts, mode)
-        yield* measure((metrics) => metrics.recordWebhookAttempt(result))
-        if (next.status === "failed") yield* measure((metrics) => metrics.recordWebhookFailure(failureReason(result, mode)))
         const gone = result.statusCode === 410
-        yield* record({
+        const outcome: PendingOutcome = {
           deliveryId: delivery.id,
           outcome: {
             attempt: { attempt, at: result.at, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs },
             ...next
           },
           disable: gone ? { webhookId: webhook.id, reason: GONE_REASON } : undefined
-        })
-        if (gone) yield* Effect.logWarning("webhook disabled: the receiver answered 410 Gone")
+        }
+        if (gone) yield* record(outcome)
+        return Either.right({ result, outcome, failed: next.status === "failed" })
+      })
+
+    return (delivery: DeliveryRef, mode: AttemptMode): Effect.Effect<Either.Either<AttemptResult, string>, StoreUnavailable> =>
+      Effect.gen(function*() {
+        const sent = yield* (mode.inSlot === undefined ? send(delivery, mode) : mode.inSlot(send(delivery, mode)))
+        if (Either.isLeft(sent)) return yield* abandon(delivery, sent.left)
+        const { failed, outcome, result } = sent.right
+        yield* measure((metrics) => metrics.recordWebhookAttempt(result))
+        if (failed) yield* measure((metrics) => metrics.recordWebhookFailure(failureReason(result, mode)))
+        if (outcome.disable === undefined) yield* record(outcome)
+        else yield* Effect.logWarning("webhook disabled: the receiver answered 410 Gone")
         return Either.right(result)
       }).pipe(Effect.annotateLogs({ deliveryId: delivery.id, webhookId: delivery.webhookId }))
   })

@@ -94,7 +94,8 @@ export interface DeliveryWorker {
  */
 export const makeDeliveryWorker = (
   limits: WorkerLimits,
-  attempt: (delivery: DeliveryRef) => Effect.Effect<unknown, unknown>
+  /** Attempts the delivery, its request run by `inSlot` (which waits for the limits' slots). */
+  attempt: (delivery: DeliveryRef, inSlot: <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>) => Effect.Effect<unknown, unknown>
 ): Effect.Effect<DeliveryWorker, never, DeliveryRepo | Scope.Scope> =>
   Effect.gen(function*() {
     const deliveries = yield* DeliveryRepo
@@ -120,14 +121,15 @@ export const makeDeliveryWorker = (
       Effect.zipRight(Effect.sync(() => void (closing = true)), Effect.timeoutOption(FiberSet.awaitEmpty(fibers), limits.finishWithin)))
 
     /**
-     * Lets a delivery go. When the last claim left some behind, wakes the worker once it runs
-     * low, or once the webhook no longer holds all it may.
+     * Lets a delivery go. When the last claim left some behind, wakes the worker as it comes
+     * down to half of what it may hold, over all or for the delivery's webhook: claiming then
+     * takes many at once rather than one after each attempt.
      */
     const release = (delivery: DeliveryRef) =>
       Effect.suspend(() => {
         const before = held.remove(delivery)
         if (before <= 1) webhookSlots.delete(delivery.webhookId)
-        return leftSome && (held.size <= capacity / 2 || before >= webhookCapacity) ? signal.raise : Effect.void
+        return leftSome && (held.size === Math.floor(capacity / 2) || before === Math.ceil(webhookCapacity / 2) + 1) ? signal.raise : Effect.void
       })
 
     const claimDue = claiming.withPermits(1)(
@@ -140,6 +142,7 @@ export const makeDeliveryWorker = (
         const due = yield* deliveries.due(new Date(at).toISOString(), free, {
           webhookIds: atLimit,
           deliveryIds: held.deliveryIds(),
+          perWebhook: webhookCapacity,
           ...(served === undefined ? {} : { onlyWebhookIds: served })
         })
         const claimed = due.filter((delivery) => held.tryAdd(delivery, webhookCapacity))
@@ -149,13 +152,20 @@ export const makeDeliveryWorker = (
     )
 
     /**
-     * Waits for a slot of its webhook, then for one over all (in that order: a dead receiver's
-     * queue must not hold slots the others could use); attempts unless the worker is closing.
+     * Its request waits for a slot of its webhook, then for one over all (in that order: a dead
+     * receiver's queue must not hold slots the others could use). Not sent once the worker is
+     * closing: it stays pending for the next dispatcher.
      */
-    const attemptHeld = (delivery: DeliveryRef) =>
-      webhookSlotsOf(delivery.webhookId).withPermits(1)(slots.withPermits(1)(
-        Effect.suspend(() => (closing ? Effect.void : attempt(delivery)))
-      )).pipe(surviving("webhook delivery attempt"), Effect.ensuring(release(delivery)))
+    const attemptHeld = (delivery: DeliveryRef) => {
+      const inSlot = <A, E>(request: Effect.Effect<A, E>) =>
+        webhookSlotsOf(delivery.webhookId).withPermits(1)(slots.withPermits(1)(
+          Effect.suspend(() => (closing ? Effect.interrupt : request))
+        ))
+      return attempt(delivery, inSlot).pipe(
+        surviving("webhook delivery attempt"),
+        Effect.ensuring(release(delivery))
+      )
+    }
 
     /**
      * Sleeps until the next delivery is due. One that was due when the pass looked, yet not

@@ -10,6 +10,8 @@ export interface DueExclusions {
   readonly deliveryIds?: ReadonlyArray<string>
   /** Only these webhooks' deliveries (a cluster runner's share); all when absent. */
   readonly onlyWebhookIds?: ReadonlyArray<string>
+  /** At most this many of one webhook's deliveries (its oldest due); no limit when absent. */
+  readonly perWebhook?: number
 }
 
 /** A due delivery with what an attempt needs: its event, read in the same query (`undefined`: no longer kept). */
