@@ -25,13 +25,19 @@ export interface WorkerLimits {
 const CLAIM_AHEAD = 16
 
 /**
- * The deliveries the worker holds (claimed and queued, in flight, or waiting for their outcome
- * to be written), by webhook: what the claims are checked against, and what keeps a delivery
- * from being attempted twice at once. Changed only synchronously.
+ * The deliveries the worker holds (claimed and waiting for a slot, being sent, or waiting for
+ * their outcome to be written), by webhook: what the claims are checked against, what keeps a
+ * delivery from being attempted twice at once, and which may be sent now within the limits.
+ * Changed only synchronously. (Waiting deliveries wait here, not as fibers parked on a
+ * semaphore: Effect's semaphore wakes every waiter at each release.)
  */
 class Held {
   private readonly webhookOf = new Map<string, string>()
   private readonly countOf = new Map<string, number>()
+  /** Claimed, not yet sent, oldest first; a webhook moves to the end when one of its own is sent (round robin). */
+  private readonly waiting = new Map<string, Array<DeliveryRef>>()
+  private readonly sendingTo = new Map<string, number>()
+  private sending = 0
 
   get size() {
     return this.webhookOf.size
@@ -45,15 +51,46 @@ class Held {
   webhooksAtLimit(limit: number) {
     return [...this.countOf].filter(([, count]) => count >= limit).map(([webhookId]) => webhookId)
   }
-  /** Takes the delivery unless it is held already or its webhook is at `limit`. */
-  tryAdd(delivery: DeliveryRef, limit: number) {
+  /** Holds the delivery, to be sent when a slot frees, unless it is held already or its webhook is at `limit`. */
+  tryQueue(delivery: DeliveryRef, limit: number) {
     if (this.webhookOf.has(delivery.id) || this.countFor(delivery.webhookId) >= limit) return false
     this.add(delivery)
+    const queue = this.waiting.get(delivery.webhookId)
+    if (queue === undefined) this.waiting.set(delivery.webhookId, [delivery])
+    else queue.push(delivery)
     return true
   }
+  /** Holds a delivery that is sent at once, outside the slots (a test). */
   add(delivery: DeliveryRef) {
     this.webhookOf.set(delivery.id, delivery.webhookId)
     this.countOf.set(delivery.webhookId, this.countFor(delivery.webhookId) + 1)
+  }
+  /** The waiting deliveries that may be sent now, their slots taken. */
+  takeSendable(concurrency: number, perWebhook: number) {
+    const taken: Array<DeliveryRef> = []
+    let progress = true
+    while (progress && this.sending < concurrency) {
+      progress = false
+      for (const [webhookId, queue] of this.waiting) {
+        if (this.sending >= concurrency) break
+        const sending = this.sendingTo.get(webhookId) ?? 0
+        if (sending >= perWebhook) continue
+        taken.push(queue.shift()!)
+        this.sending++
+        this.sendingTo.set(webhookId, sending + 1)
+        this.waiting.delete(webhookId)
+        if (queue.length > 0) this.waiting.set(webhookId, queue)
+        progress = true
+      }
+    }
+    return taken
+  }
+  /** A slot taken by `takeSendable` is free again. */
+  freeSlot(webhookId: string) {
+    this.sending--
+    const sending = (this.sendingTo.get(webhookId) ?? 1) - 1
+    if (sending > 0) this.sendingTo.set(webhookId, sending)
+    else this.sendingTo.delete(webhookId)
   }
   /** Lets the delivery go; says how many its webhook held before. */
   remove(delivery: DeliveryRef) {
@@ -83,9 +120,10 @@ export interface DeliveryWorker {
 /**
  * The delivery worker. A pass claims, in one query, up to `concurrency × CLAIM_AHEAD` due
  * deliveries (leaving out those it holds and those of webhooks holding their share, so a dead
- * receiver's backlog never hides another's) and forks one fiber per delivery; a fiber waits
- * for a slot (`concurrency` over all, `perWebhookConcurrency` per webhook), attempts, and
- * lets the delivery go once its outcome is written. With nothing to claim the worker sleeps
+ * receiver's backlog never hides another's) and queues them by webhook; as slots free
+ * (`concurrency` over all, `perWebhookConcurrency` per webhook, taken round robin over the
+ * webhooks) each is attempted in its own fiber, its slot given back when its request is done
+ * and the delivery let go once its outcome is written. With nothing to claim the worker sleeps
  * until the next delivery is due, it runs low on held deliveries, or it is woken. Closing its
  * scope lets the attempts in flight finish and record their outcome (within `finishWithin`)
  * and starts no more, so a dispatcher handed to another runner does not send them again; an
@@ -94,7 +132,7 @@ export interface DeliveryWorker {
  */
 export const makeDeliveryWorker = (
   limits: WorkerLimits,
-  /** Attempts the delivery, its request run by `inSlot` (which waits for the limits' slots). */
+  /** Attempts the delivery; `inSlot` marks the request, for which the delivery's slot is held. */
   attempt: (delivery: DeliveryRef, inSlot: <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>) => Effect.Effect<unknown, unknown>
 ): Effect.Effect<DeliveryWorker, never, DeliveryRepo | Scope.Scope> =>
   Effect.gen(function*() {
@@ -104,13 +142,6 @@ export const makeDeliveryWorker = (
     const held = new Held()
     const capacity = limits.concurrency * CLAIM_AHEAD
     const webhookCapacity = limits.perWebhookConcurrency * CLAIM_AHEAD
-    const slots = yield* Effect.makeSemaphore(limits.concurrency)
-    const webhookSlots = new Map<string, Effect.Semaphore>()
-    const webhookSlotsOf = (webhookId: string) => {
-      let semaphore = webhookSlots.get(webhookId)
-      if (semaphore === undefined) webhookSlots.set(webhookId, semaphore = Effect.unsafeMakeSemaphore(limits.perWebhookConcurrency))
-      return semaphore
-    }
     let closing = false
     /** The last claim left due deliveries in the Store (a full page, or webhooks holding all they may). */
     let leftSome = false
@@ -128,9 +159,38 @@ export const makeDeliveryWorker = (
     const release = (delivery: DeliveryRef) =>
       Effect.suspend(() => {
         const before = held.remove(delivery)
-        if (before <= 1) webhookSlots.delete(delivery.webhookId)
         return leftSome && (held.size === Math.floor(capacity / 2) || before === Math.ceil(webhookCapacity / 2) + 1) ? signal.raise : Effect.void
       })
+
+    /** Starts the waiting deliveries that fit in the free slots (none once the worker is closing). */
+    const sendWhatFits: Effect.Effect<void> = Effect.suspend(() =>
+      closing
+        ? Effect.void
+        : Effect.forEach(held.takeSendable(limits.concurrency, limits.perWebhookConcurrency), (delivery) => FiberSet.run(fibers, sendInSlot(delivery)), {
+          discard: true
+        })
+    )
+
+    /**
+     * Attempts a delivery whose slot is taken. The slot is given back as soon as the request is
+     * done (`inSlot`), the delivery once its outcome is written; a delivery not sent (the worker
+     * closing) stays pending for the next dispatcher.
+     */
+    const sendInSlot = (delivery: DeliveryRef): Effect.Effect<void> => {
+      let slotTaken = true
+      const freeSlot = Effect.suspend(() => {
+        if (!slotTaken) return Effect.void
+        slotTaken = false
+        held.freeSlot(delivery.webhookId)
+        return sendWhatFits
+      })
+      const inSlot = <A, E>(request: Effect.Effect<A, E>) => Effect.ensuring(request, freeSlot)
+      return attempt(delivery, inSlot).pipe(
+        surviving("webhook delivery attempt"),
+        Effect.ensuring(Effect.zipRight(freeSlot, release(delivery))),
+        Effect.asVoid
+      )
+    }
 
     const claimDue = claiming.withPermits(1)(
       Effect.gen(function*() {
@@ -145,27 +205,11 @@ export const makeDeliveryWorker = (
           perWebhook: webhookCapacity,
           ...(served === undefined ? {} : { onlyWebhookIds: served })
         })
-        const claimed = due.filter((delivery) => held.tryAdd(delivery, webhookCapacity))
+        const claimed = due.filter((delivery) => held.tryQueue(delivery, webhookCapacity))
         leftSome = due.length === free || atLimit.length > 0 || claimed.length < due.length
         return { claimed, at }
       })
     )
-
-    /**
-     * Its request waits for a slot of its webhook, then for one over all (in that order: a dead
-     * receiver's queue must not hold slots the others could use). Not sent once the worker is
-     * closing: it stays pending for the next dispatcher.
-     */
-    const attemptHeld = (delivery: DeliveryRef) => {
-      const inSlot = <A, E>(request: Effect.Effect<A, E>) =>
-        webhookSlotsOf(delivery.webhookId).withPermits(1)(slots.withPermits(1)(
-          Effect.suspend(() => (closing ? Effect.interrupt : request))
-        ))
-      return attempt(delivery, inSlot).pipe(
-        surviving("webhook delivery attempt"),
-        Effect.ensuring(release(delivery))
-      )
-    }
 
     /**
      * Sleeps until the next delivery is due. One that was due when the pass looked, yet not
@@ -185,7 +229,7 @@ export const makeDeliveryWorker = (
 
     const pass = Effect.gen(function*() {
       const { at, claimed } = yield* claimDue
-      for (const delivery of claimed) yield* FiberSet.run(fibers, attemptHeld(delivery))
+      yield* sendWhatFits
       if (claimed.length === 0) yield* sleep(at)
     }).pipe(surviving("webhook delivery worker", limits.idlePoll))
 
