@@ -1,5 +1,5 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
-import { Deferred, Effect, Exit, Queue, type Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Queue, type Scope } from "effect"
 import { type AttemptOutcome, DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { Store } from "../ports/store/Store.js"
 import { WebhookRepo } from "../ports/store/WebhookRepo.js"
@@ -46,7 +46,10 @@ export const makeOutcomeRecorder: Effect.Effect<
     })
 
   yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
-    const taken = [...yield* Queue.takeBetween(queue, 1, MAX_BATCH)]
+    const first = yield* Queue.take(queue)
+    // Let the attempts whose answers have just come in add theirs to this batch.
+    yield* Effect.sleep(Duration.millis(1))
+    const taken = [first, ...yield* Queue.takeUpTo(queue, MAX_BATCH - 1)]
     const exit = yield* Effect.exit(write(taken.map(([pending]) => pending)))
     yield* Effect.forEach(taken, ([, done]) => Deferred.done(done, Exit.asVoid(exit)), { discard: true })
   })))
