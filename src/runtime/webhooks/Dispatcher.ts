@@ -30,6 +30,11 @@ export interface WebhookDispatcherService {
   readonly redeliver: (deliveryId: string) => Effect.Effect<void, StoreUnavailable>
   /** Looks at the outbox and the due deliveries now, rather than at the next poll. */
   readonly wake: Effect.Effect<void>
+  /**
+   * A webhook was created, changed or removed: the dispatchers' copies of the webhooks are
+   * stale (this process's copy already knows; a cluster's other runners are told).
+   */
+  readonly webhooksChanged: Effect.Effect<void>
 }
 
 export interface DispatcherOptions {
@@ -163,6 +168,7 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
     return WebhookDispatcher.of({
       sendTest,
       redeliver,
-      wake: Effect.zipRight(published.raise, worker.wake)
+      wake: Effect.zipRight(published.raise, worker.wake),
+      webhooksChanged: webhooks.forget
     })
   })
