@@ -106,6 +106,7 @@ const make = Effect.gen(function*() {
         updatedAt: now
       }
       yield* repo.insert(row)
+      yield* dispatcher.webhooksChanged
       return { ...toWebhook(row), secret: row.secret }
     }),
     list: Effect.fn("Webhooks.list")(function*(scope, page) {
@@ -119,9 +120,10 @@ const make = Effect.gen(function*() {
       if (request.url !== undefined) yield* checkDestination(request.url)
       // Turning a webhook back on clears why it was turned off.
       yield* repo.update(id, { ...request, ...(request.enabled === true ? { disabledReason: null } : {}) })
+      yield* dispatcher.webhooksChanged
       return toWebhook(yield* found(id))
     }),
-    remove: Effect.fn("Webhooks.remove")((id) => Effect.zipRight(found(id), Effect.asVoid(repo.remove(id)))),
+    remove: Effect.fn("Webhooks.remove")((id) => Effect.zipRight(found(id), Effect.zipRight(repo.remove(id), dispatcher.webhooksChanged))),
     test: Effect.fn("Webhooks.test")((id) => Effect.flatMap(found(id), dispatcher.sendTest)),
     deliveries: Effect.fn("Webhooks.deliveries")((id, page) => Effect.zipRight(found(id), deliveries.list(id, page))),
     redeliver: Effect.fn("Webhooks.redeliver")(function*(deliveryId) {

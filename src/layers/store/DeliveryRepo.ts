@@ -1,10 +1,17 @@
-import { DeliveryRepo, type DueExclusions, type AttemptOutcome } from "../../runtime/ports/store/DeliveryRepo.js"
+import {
+  type AttemptOutcome,
+  type DueDelivery,
+  type DueExclusions,
+  DeliveryRepo,
+  type NewDeliveries
+} from "../../runtime/ports/store/DeliveryRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Array as Arr, Effect, Layer, Option } from "effect"
 import { uuidv7 } from "../../domain/uuidv7.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../domain/Webhook.js"
+import { type EventRecord, toEvent } from "./EventRepo.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
@@ -30,6 +37,22 @@ interface AttemptRecord {
   readonly error: string | null
   readonly duration_ms: unknown
 }
+
+/** Rows per multi-row statement: far below SQLite's and Postgres' limits on bound parameters. */
+const CHUNK = 500
+
+/** A due delivery's row joined with its event's (the event's columns null when it is no longer kept). */
+interface DueRecord extends Pick<DeliveryRecord, "id" | "webhook_id" | "event_id" | "attempts">, Partial<Omit<EventRecord, "id">> {}
+
+const toDueDelivery = (record: DueRecord): DueDelivery => ({
+  id: record.id,
+  webhookId: record.webhook_id,
+  eventId: record.event_id,
+  attempts: Number(record.attempts),
+  event: record.kind === undefined || record.kind === null
+    ? undefined
+    : toEvent({ id: record.event_id, session_id: record.session_id!, kind: record.kind, at: record.at!, data: record.data! })
+})
 
 const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value))
 
@@ -73,43 +96,53 @@ export const SqlDeliveryRepo = Layer.effect(
         return records.map((record) => toDelivery(record, of[record.id] ?? []))
       })
 
-    /** New pending deliveries of an event to these webhooks, due at `at`. */
-    const create = Effect.fn("DeliveryRepo.create")(
-      (event: { readonly id: string; readonly event: string }, webhookIds: ReadonlyArray<string>, at: string) =>
-        webhookIds.length === 0
-          ? Effect.succeed<ReadonlyArray<string>>([])
-          : Effect.gen(function*() {
-            const rows = webhookIds.map((webhookId) => ({
-              id: uuidv7(Date.parse(at)),
-              webhook_id: webhookId,
-              event_id: event.id,
-              event_kind: event.event,
-              status: "pending",
-              attempts: 0,
-              next_attempt_at: at,
-              last_status_code: null,
-              last_error: null,
-              created_at: at,
-              updated_at: at
-            }))
-            yield* sql`INSERT INTO webhook_deliveries ${sql.insert(rows)}`
-            return rows.map((row) => row.id)
-          }),
+    /** New pending deliveries of events to their webhooks, due at `at`: one INSERT per `CHUNK` rows. */
+    const createMany = Effect.fn("DeliveryRepo.createMany")(
+      function*(batch: ReadonlyArray<NewDeliveries>, at: string) {
+        const rows = batch.flatMap(({ event, webhookIds }) =>
+          webhookIds.map((webhookId) => ({
+            id: uuidv7(Date.parse(at)),
+            webhook_id: webhookId,
+            event_id: event.id,
+            event_kind: event.event,
+            status: "pending",
+            attempts: 0,
+            next_attempt_at: at,
+            last_status_code: null,
+            last_error: null,
+            created_at: at,
+            updated_at: at
+          }))
+        )
+        for (const chunk of Arr.chunksOf(rows, CHUNK)) yield* sql`INSERT INTO webhook_deliveries ${sql.insert(chunk)}`
+        return rows.map((row) => row.id)
+      },
       orStoreUnavailable
     )
+
+    /** New pending deliveries of an event to these webhooks, due at `at`. */
+    const create = (event: NewDeliveries["event"], webhookIds: ReadonlyArray<string>, at: string) => createMany([{ event, webhookIds }], at)
 
     /**
      * Pending deliveries whose time has come, oldest first; without those `except` names (in
      * flight, or to webhooks that have all they may have in flight), so that one slow
-     * receiver's backlog cannot fill the page and hide the others' deliveries.
+     * receiver's backlog cannot fill the page and hide the others' deliveries. Each comes with
+     * its event, so an attempt reads nothing more.
      */
     const due = Effect.fn("DeliveryRepo.due")(
       (now: string, limit: number, except: DueExclusions = {}) => {
-        const conditions = [sql`status = ${"pending"}`, sql`next_attempt_at <= ${now}`]
-        if (except.webhookIds !== undefined && except.webhookIds.length > 0) conditions.push(sql`webhook_id NOT IN ${sql.in(except.webhookIds)}`)
-        if (except.deliveryIds !== undefined && except.deliveryIds.length > 0) conditions.push(sql`id NOT IN ${sql.in(except.deliveryIds)}`)
-        return sql<DeliveryRecord>`SELECT * FROM webhook_deliveries WHERE ${sql.and(conditions)}
-          ORDER BY next_attempt_at, id LIMIT ${limit}`.pipe(Effect.map((records) => records.map((record) => toDelivery(record, []))))
+        if (except.onlyWebhookIds !== undefined && except.onlyWebhookIds.length === 0) return Effect.succeed([])
+        const conditions = [sql`d.status = ${"pending"}`, sql`d.next_attempt_at <= ${now}`]
+        if (except.onlyWebhookIds !== undefined) conditions.push(sql`d.webhook_id IN ${sql.in(except.onlyWebhookIds)}`)
+        if (except.webhookIds !== undefined && except.webhookIds.length > 0) conditions.push(sql`d.webhook_id NOT IN ${sql.in(except.webhookIds)}`)
+        if (except.deliveryIds !== undefined && except.deliveryIds.length > 0) conditions.push(sql`d.id NOT IN ${sql.in(except.deliveryIds)}`)
+        // Ranked within each webhook, so that one webhook's backlog cannot fill the page.
+        const ranked = sql`SELECT id, webhook_id, event_id, attempts, next_attempt_at,
+            ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, id) AS webhook_rank
+          FROM webhook_deliveries d WHERE ${sql.and(conditions)}`
+        return sql<DueRecord>`SELECT r.id, r.webhook_id, r.event_id, r.attempts, e.session_id, e.kind, e.at, e.data
+          FROM (${ranked}) r LEFT JOIN events e ON e.id = r.event_id
+          WHERE r.webhook_rank <= ${except.perWebhook ?? limit} ORDER BY r.next_attempt_at, r.id LIMIT ${limit}`.pipe(Effect.map((records) => records.map(toDueDelivery)))
       },
       orStoreUnavailable
     )
@@ -123,27 +156,39 @@ export const SqlDeliveryRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const recordAttempt = Effect.fn("DeliveryRepo.recordAttempt")(
-      function*(deliveryId: string, outcome: AttemptOutcome) {
-        const { attempt } = outcome
-        yield* sql`INSERT INTO webhook_attempts ${sql.insert({
+    /**
+     * Many outcomes at once: their attempt log rows in one INSERT, and one UPDATE for each
+     * distinct outcome (a burst of successful first attempts is one statement).
+     */
+    const recordAttempts = Effect.fn("DeliveryRepo.recordAttempts")(
+      function*(outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly outcome: AttemptOutcome }>) {
+        const attemptRows = outcomes.map(({ deliveryId, outcome: { attempt } }) => ({
           delivery_id: deliveryId,
           attempt: attempt.attempt,
           at: attempt.at,
           status_code: attempt.statusCode,
           error: attempt.error,
           duration_ms: attempt.durationMs
-        })}`
-        yield* sql`UPDATE webhook_deliveries SET ${sql.update({
-          status: outcome.status,
-          attempts: attempt.attempt,
-          next_attempt_at: outcome.nextAttemptAt,
-          last_status_code: attempt.statusCode,
-          last_error: attempt.error,
-          updated_at: attempt.at
-        })} WHERE id = ${deliveryId}`
+        }))
+        for (const chunk of Arr.chunksOf(attemptRows, CHUNK)) yield* sql`INSERT INTO webhook_attempts ${sql.insert(chunk)}`
+        const sameOutcome = Arr.groupBy(outcomes, ({ outcome }) =>
+          JSON.stringify([outcome.status, outcome.attempt.attempt, outcome.nextAttemptAt, outcome.attempt.statusCode, outcome.attempt.error]))
+        for (const group of Object.values(sameOutcome)) {
+          const { outcome } = group[0]!
+          // The group's latest attempt: the rows changed within the same few milliseconds.
+          const updatedAt = group.reduce((latest, { outcome: { attempt } }) => (attempt.at > latest ? attempt.at : latest), outcome.attempt.at)
+          for (const chunk of Arr.chunksOf(group, CHUNK)) {
+            yield* sql`UPDATE webhook_deliveries SET ${sql.update({
+              status: outcome.status,
+              attempts: outcome.attempt.attempt,
+              next_attempt_at: outcome.nextAttemptAt,
+              last_status_code: outcome.attempt.statusCode,
+              last_error: outcome.attempt.error,
+              updated_at: updatedAt
+            })} WHERE id IN ${sql.in(chunk.map(({ deliveryId }) => deliveryId))}`
+          }
+        }
       },
-      sql.withTransaction,
       orStoreUnavailable
     )
 
@@ -183,6 +228,6 @@ export const SqlDeliveryRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    return { create, due, nextDue, recordAttempt, find, list, redeliver, abandon } as const
+    return { create, createMany, due, nextDue, recordAttempts, find, list, redeliver, abandon } as const
   })
 )

@@ -5,7 +5,7 @@ import type { DomainEvent, EventKind } from "../../domain/Events.js"
 import { fromJsonColumn, toIntegerBoolean } from "./columns.js"
 import { orStoreUnavailable } from "./storeFailure.js"
 
-interface EventRecord {
+export interface EventRecord {
   readonly id: string
   readonly session_id: string
   readonly kind: EventKind
@@ -13,7 +13,7 @@ interface EventRecord {
   readonly data: string
 }
 
-const toEvent = (record: EventRecord): DomainEvent => ({
+export const toEvent = (record: EventRecord): DomainEvent => ({
   id: record.id,
   event: record.kind,
   sessionId: record.session_id,

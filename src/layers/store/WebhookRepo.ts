@@ -1,7 +1,7 @@
 import { WebhookRepo, type WebhookRow, type WebhookScope } from "../../runtime/ports/store/WebhookRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { DateTime, Effect, Layer, Option } from "effect"
+import { Clock, DateTime, Effect, Layer, Option } from "effect"
 import type { DomainEvent } from "../../domain/Events.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean } from "./columns.js"
@@ -36,17 +36,44 @@ const fromRecord = (record: WebhookRecord): WebhookRow => ({
   updatedAt: record.updated_at
 })
 
+/**
+ * How long the copy of every webhook `matching` reads from is trusted. Changes made through this
+ * repository drop it at once; this bounds how long a change made by another runner of a cluster
+ * goes unseen when its notification (`CachedCopies`, topic `webhooks`) is lost.
+ */
+const COPY_TTL_MS = 1_000
+
 export const SqlWebhookRepo = Layer.effect(
   WebhookRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+
+    /**
+     * Every webhook, read once and kept: the fan-out matches each event against it instead of a
+     * query per event. `generation` counts the changes, so a read that raced a change is not kept.
+     */
+    let copy: { readonly rows: ReadonlyArray<WebhookRow>; readonly readAt: number } | undefined
+    let generation = 0
+    const forget = Effect.sync(() => {
+      copy = undefined
+      generation++
+    })
+    const all = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      if (copy !== undefined && now - copy.readAt < COPY_TTL_MS) return copy.rows
+      const readFor = generation
+      const rows = (yield* sql<WebhookRecord>`SELECT * FROM webhooks ORDER BY id`).map(fromRecord)
+      if (readFor === generation) copy = { rows, readAt: now }
+      return rows
+    })
+    const changing = <A, E, R>(change: Effect.Effect<A, E, R>) => Effect.ensuring(change, forget)
 
     const load = (ids: ReadonlyArray<string>): Effect.Effect<Array<WebhookRow>, SqlError> =>
       Effect.map(sql<WebhookRecord>`SELECT * FROM webhooks WHERE id IN ${sql.in(ids)}`, (records) => records.map(fromRecord))
 
     const insert = Effect.fn("WebhookRepo.insert")(
       (row: WebhookRow) =>
-        sql`INSERT INTO webhooks ${sql.insert({
+        changing(sql`INSERT INTO webhooks ${sql.insert({
           id: row.id,
           session_id: row.sessionId,
           url: row.url,
@@ -58,7 +85,7 @@ export const SqlWebhookRepo = Layer.effect(
           disabled_reason: row.disabledReason,
           created_at: row.createdAt,
           updated_at: row.updatedAt
-        })}`,
+        })}`),
       Effect.asVoid,
       orStoreUnavailable
     )
@@ -92,6 +119,7 @@ export const SqlWebhookRepo = Layer.effect(
           ...(fields.disabledReason === undefined ? {} : { disabled_reason: fields.disabledReason }),
           updated_at: DateTime.formatIso(now)
         })} WHERE id = ${id}`),
+      changing,
       Effect.asVoid,
       orStoreUnavailable
     )
@@ -105,20 +133,24 @@ export const SqlWebhookRepo = Layer.effect(
         return deleted.length > 0
       },
       sql.withTransaction,
+      changing,
       orStoreUnavailable
     )
 
     /** The enabled webhooks that want this event: global ones and its session's, for its kind or "*". */
     const matching = Effect.fn("WebhookRepo.matching")(
       (event: DomainEvent) =>
-        sql<WebhookRecord>`SELECT * FROM webhooks WHERE enabled = 1 AND (session_id IS NULL OR session_id = ${event.sessionId})`.pipe(
-          Effect.map((records) =>
-            records.map(fromRecord).filter((row) => row.events.includes("*") || row.events.includes(event.event))
-          )
-        ),
+        Effect.map(all, (rows) =>
+          rows.filter((row) =>
+            row.enabled && (row.sessionId === null || row.sessionId === event.sessionId) &&
+            (row.events.includes("*") || row.events.includes(event.event))
+          )),
       orStoreUnavailable
     )
 
-    return { insert, find, list, update, remove, matching } as const
+    /** Every webhook, enabled or not, from the kept copy. */
+    const cached = Effect.fn("WebhookRepo.cached")(() => all, orStoreUnavailable)
+
+    return { insert, find, list, update, remove, matching, cached, forget } as const
   })
 )

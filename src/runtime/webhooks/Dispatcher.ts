@@ -4,7 +4,7 @@ import { AppSettings } from "../../domain/Settings.js"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
 import { Store } from "../ports/store/Store.js"
-import type { WebhookRow } from "../ports/store/WebhookRepo.js"
+import { WebhookRepo, type WebhookRow } from "../ports/store/WebhookRepo.js"
 import { Events } from "../Events.js"
 import { makeEvent } from "../../domain/makeEvent.js"
 import { allowAnyAddress, isPublicAddress } from "../network/addressPolicy.js"
@@ -13,6 +13,7 @@ import type { TestResult } from "../../domain/Webhook.js"
 import { makeAttemptDelivery } from "./attempt.js"
 import { makeFanOut } from "./fanOut.js"
 import { defaultRetrySchedule, type RetrySchedule } from "./retrySchedule.js"
+import { type DispatchShare, shareOf } from "./shares.js"
 import { surviving } from "./surviving.js"
 import { makeWakeSignal } from "./wakeSignal.js"
 import { makeDeliveryWorker } from "./worker.js"
@@ -29,6 +30,11 @@ export interface WebhookDispatcherService {
   readonly redeliver: (deliveryId: string) => Effect.Effect<void, StoreUnavailable>
   /** Looks at the outbox and the due deliveries now, rather than at the next poll. */
   readonly wake: Effect.Effect<void>
+  /**
+   * A webhook was created, changed or removed: the dispatchers' copies of the webhooks are
+   * stale (this process's copy already knows; a cluster's other runners are told).
+   */
+  readonly webhooksChanged: Effect.Effect<void>
 }
 
 export interface DispatcherOptions {
@@ -45,6 +51,16 @@ export interface DispatcherOptions {
   readonly pruneInterval: Duration.Duration
 }
 
+/** A dispatcher of a cluster: one share of the webhooks, and how to wake the others. */
+export interface ClusterShare {
+  readonly share: DispatchShare
+  /** Tells the dispatchers of these shares that deliveries were made for them. */
+  readonly wakeShares: (indices: ReadonlyArray<number>) => Effect.Effect<void>
+}
+
+/** The one dispatcher of a single process: every webhook, and no one else to wake. */
+const wholeOutbox: ClusterShare = { share: { index: 0, count: 1 }, wakeShares: () => Effect.void }
+
 export const defaultDispatcherOptions: DispatcherOptions = {
   retrySchedule: defaultRetrySchedule,
   pollInterval: Duration.seconds(1),
@@ -58,6 +74,9 @@ export const defaultDispatcherOptions: DispatcherOptions = {
  * the delivery worker (due deliveries → signed POSTs, within the concurrency limits), and the
  * outbox's pruning. Closing the scope stops them; whatever was in flight is attempted again
  * after a restart (delivery is at least once).
+ *
+ * In a cluster each dispatcher attempts the deliveries of one share of the webhooks; the
+ * dispatcher of share 0 also runs the fan-out and the pruning, and wakes the others' workers.
  */
 export class WebhookDispatcher extends Context.Tag("switchboard/WebhookDispatcher")<WebhookDispatcher, WebhookDispatcherService>() {
   static readonly layer = (options: Partial<DispatcherOptions> = {}) =>
@@ -67,9 +86,11 @@ export class WebhookDispatcher extends Context.Tag("switchboard/WebhookDispatche
 const TEST_MESSAGE = "A test event from Switchboard: the webhook is reachable and its signature can be verified."
 
 /** The dispatcher, its loops running in the current scope. */
-export const makeWebhookDispatcher = (options: DispatcherOptions) =>
+export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: ClusterShare = wholeOutbox) =>
   Effect.gen(function*() {
     const { webhooks: settings } = yield* AppSettings
+    const webhooks = yield* WebhookRepo
+    const { share } = cluster
     const events = yield* Events
     const outbox = yield* EventRepo
     const deliveries = yield* DeliveryRepo
@@ -89,16 +110,21 @@ export const makeWebhookDispatcher = (options: DispatcherOptions) =>
         concurrency: settings.concurrency,
         perWebhookConcurrency: settings.perWebhookConcurrency,
         idlePoll: options.pollInterval,
-        finishWithin: Duration.sum(settings.timeout, Duration.seconds(1))
+        finishWithin: Duration.sum(settings.timeout, Duration.seconds(1)),
+        webhooksServed: share.count === 1
+          ? Effect.succeed(undefined)
+          : Effect.map(webhooks.cached(), (rows) => rows.filter((row) => shareOf(row.id, share.count) === share.index).map((row) => row.id))
       },
-      (delivery) => attemptDelivery(delivery, { scheduled: true })
+      (delivery, inSlot) => attemptDelivery(delivery, { scheduled: true, inSlot })
     )
 
     const fanOut = yield* makeFanOut
     const published = yield* makeWakeSignal
     const fanOutPass = Effect.gen(function*() {
       const result = yield* fanOut(options.batchSize)
-      if (result.deliveries > 0) yield* worker.wake
+      const shares = new Set([...result.webhookIds].map((id) => shareOf(id, share.count)))
+      if (shares.delete(share.index)) yield* worker.wake
+      if (shares.size > 0) yield* Effect.forkDaemon(cluster.wakeShares([...shares]))
       if (result.events < options.batchSize) yield* published.wait(options.pollInterval)
     })
 
@@ -108,12 +134,14 @@ export const makeWebhookDispatcher = (options: DispatcherOptions) =>
       if (pruned > 0) yield* Effect.logDebug("outbox pruned").pipe(Effect.annotateLogs({ events: pruned, before }))
     })
 
-    // Subscribed before the loops start: an event published from here on wakes the fan-out.
-    const feed = yield* events.subscribe
-    yield* Effect.forkScoped(Stream.runForEach(feed, (event) => (event.event === "webhook.test" ? Effect.void : published.raise)))
-    yield* Effect.forkScoped(Effect.forever(surviving("webhook fan-out", options.pollInterval)(fanOutPass)))
+    if (share.index === 0) {
+      // Subscribed before the loops start: an event published from here on wakes the fan-out.
+      const feed = yield* events.subscribe
+      yield* Effect.forkScoped(Stream.runForEach(feed, (event) => (event.event === "webhook.test" ? Effect.void : published.raise)))
+      yield* Effect.forkScoped(Effect.forever(surviving("webhook fan-out", options.pollInterval)(fanOutPass)))
+      yield* Effect.forkScoped(Effect.repeat(surviving("outbox pruning")(prune), Schedule.spaced(options.pruneInterval)))
+    }
     yield* Effect.forkScoped(worker.run)
-    yield* Effect.forkScoped(Effect.repeat(surviving("outbox pruning")(prune), Schedule.spaced(options.pruneInterval)))
 
     const sendTest = Effect.fn("WebhookDispatcher.sendTest")(
       function*(webhook: WebhookRow) {
@@ -122,7 +150,7 @@ export const makeWebhookDispatcher = (options: DispatcherOptions) =>
         const create = transactionally(Effect.gen(function*() {
           yield* outbox.appendDispatched(event)
           const [id] = yield* deliveries.create(event, [webhook.id], event.timestamp)
-          return { id: id!, webhookId: webhook.id, eventId: event.id, attempts: 0 }
+          return { id: id!, webhookId: webhook.id, eventId: event.id, attempts: 0, event }
         }))
         return yield* worker.withNewDelivery(create, (delivery) =>
           Effect.map(attemptDelivery(delivery, { scheduled: false }), Either.match({
@@ -140,6 +168,7 @@ export const makeWebhookDispatcher = (options: DispatcherOptions) =>
     return WebhookDispatcher.of({
       sendTest,
       redeliver,
-      wake: Effect.zipRight(published.raise, worker.wake)
+      wake: Effect.zipRight(published.raise, worker.wake),
+      webhooksChanged: webhooks.forget
     })
   })

@@ -1,16 +1,15 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Duration, Effect, Either, Option, Random } from "effect"
-import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
-import { EventRepo } from "../ports/store/EventRepo.js"
-import { Store } from "../ports/store/Store.js"
-import { WebhookRepo } from "../ports/store/WebhookRepo.js"
+import { DeliveryRepo, type DueDelivery } from "../ports/store/DeliveryRepo.js"
+import { WebhookRepo, type WebhookRow } from "../ports/store/WebhookRepo.js"
 import { Metrics, type MetricsService, type WebhookFailureReason } from "../Metrics.js"
-import type { Delivery, DeliveryStatus } from "../../domain/Webhook.js"
+import type { DeliveryStatus } from "../../domain/Webhook.js"
 import { type AttemptResult, type AttemptSettings, deliverOnce } from "./deliver.js"
+import { makeOutcomeRecorder, type PendingOutcome } from "./outcomes.js"
 import { type RetrySchedule, retryDelay } from "./retrySchedule.js"
 
-/** A delivery as the dispatcher holds it: enough to attempt it. */
-export type DeliveryRef = Pick<Delivery, "id" | "webhookId" | "eventId" | "attempts">
+/** A delivery as the dispatcher holds it: enough to attempt it, its event included (`undefined`: no longer kept). */
+export type DeliveryRef = DueDelivery
 
 /** Why a webhook was turned off by the gateway itself. */
 export const GONE_REASON = "410 Gone from the receiver"
@@ -21,19 +20,25 @@ export interface AttemptMode {
    * webhook is off. A test (false) goes out whatever the webhook's state, once.
    */
   readonly scheduled: boolean
+  /**
+   * Runs the request itself: the worker's concurrency slots are held for it alone, not while
+   * the outcome waits for its batch to be written (the delivery stays the worker's until then).
+   */
+  readonly inSlot?: <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>
 }
 
 /**
  * Attempts a stored delivery once and records how it went, in one transaction with what it
  * implies: the next attempt's time, or the end of the delivery, and on `410 Gone` the webhook
- * turned off. Left: why the delivery was given up without an attempt.
+ * turned off (outcomes are written in batches: see `makeOutcomeRecorder`). A scheduled
+ * delivery's webhook is looked up in the kept copy of the webhooks, a test's in the Store.
+ * Left: why the delivery was given up without an attempt.
  */
 export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySchedule) =>
   Effect.gen(function*() {
     const webhooks = yield* WebhookRepo
-    const events = yield* EventRepo
     const deliveries = yield* DeliveryRepo
-    const transactionally = (yield* Store).transactionally
+    const record = yield* makeOutcomeRecorder
     const isoNow = Effect.map(Clock.currentTimeMillis, (now) => new Date(now).toISOString())
     // The gateway's metrics; the dispatcher also runs without them (its own tests, benches).
     const metrics = yield* Effect.serviceOption(Metrics)
@@ -49,6 +54,15 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
         Effect.as(Either.left(reason))
       )
 
+    /** A test reads its webhook afresh; a scheduled delivery from the kept copy, or afresh when the copy has not heard of it yet. */
+    const webhookOf = (id: string, mode: AttemptMode): Effect.Effect<Option.Option<WebhookRow>, StoreUnavailable> =>
+      mode.scheduled
+        ? Effect.flatMap(webhooks.cached(), (rows) => {
+          const kept = rows.find((row) => row.id === id)
+          return kept === undefined ? webhooks.find(id) : Effect.succeedSome(kept)
+        })
+        : webhooks.find(id)
+
     /** What the delivery does after this attempt. */
     const nextOf = (result: AttemptResult, attempt: number, maxAttempts: number, mode: AttemptMode) =>
       Effect.gen(function*() {
@@ -61,31 +75,48 @@ export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySc
         return { status: "pending" as DeliveryStatus, nextAttemptAt: new Date(at).toISOString() }
       })
 
-    return (delivery: DeliveryRef, mode: AttemptMode): Effect.Effect<Either.Either<AttemptResult, string>, StoreUnavailable> =>
+    /**
+     * In the slot: the webhook's state is checked right before the request (a delivery that
+     * waited for the slot sees what the one before it did to the webhook), and a `410 Gone`
+     * is written before the slot is given up, so the next one finds the webhook off.
+     * Left: why it is given up without an attempt.
+     */
+    const send = (delivery: DeliveryRef, mode: AttemptMode) =>
       Effect.gen(function*() {
-        const found = yield* webhooks.find(delivery.webhookId)
-        if (Option.isNone(found)) return yield* abandon(delivery, "the webhook was removed")
+        const found = yield* webhookOf(delivery.webhookId, mode)
+        if (Option.isNone(found)) return Either.left("the webhook was removed")
         const webhook = found.value
         if (mode.scheduled && !webhook.enabled) {
-          return yield* abandon(delivery, `the webhook is disabled${webhook.disabledReason === null ? "" : ` (${webhook.disabledReason})`}`)
+          return Either.left(`the webhook is disabled${webhook.disabledReason === null ? "" : ` (${webhook.disabledReason})`}`)
         }
-        const event = yield* events.find(delivery.eventId)
-        if (event === undefined) return yield* abandon(delivery, "the event is no longer kept (older than EVENT_RETENTION_HOURS)")
+        const event = delivery.event
+        if (event === undefined) return Either.left("the event is no longer kept (older than EVENT_RETENTION_HOURS)")
 
         const attempt = delivery.attempts + 1
         const result = yield* deliverOnce(webhook, event, attempt, settings)
         const next = yield* nextOf(result, attempt, webhook.maxAttempts, mode)
-        yield* measure((metrics) => metrics.recordWebhookAttempt(result))
-        if (next.status === "failed") yield* measure((metrics) => metrics.recordWebhookFailure(failureReason(result, mode)))
         const gone = result.statusCode === 410
-        yield* transactionally(Effect.zipRight(
-          deliveries.recordAttempt(delivery.id, {
+        const outcome: PendingOutcome = {
+          deliveryId: delivery.id,
+          outcome: {
             attempt: { attempt, at: result.at, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs },
             ...next
-          }),
-          gone ? webhooks.update(webhook.id, { enabled: false, disabledReason: GONE_REASON }) : Effect.void
-        ))
-        if (gone) yield* Effect.logWarning("webhook disabled: the receiver answered 410 Gone")
+          },
+          disable: gone ? { webhookId: webhook.id, reason: GONE_REASON } : undefined
+        }
+        if (gone) yield* record(outcome)
+        return Either.right({ result, outcome, failed: next.status === "failed" })
+      })
+
+    return (delivery: DeliveryRef, mode: AttemptMode): Effect.Effect<Either.Either<AttemptResult, string>, StoreUnavailable> =>
+      Effect.gen(function*() {
+        const sent = yield* (mode.inSlot === undefined ? send(delivery, mode) : mode.inSlot(send(delivery, mode)))
+        if (Either.isLeft(sent)) return yield* abandon(delivery, sent.left)
+        const { failed, outcome, result } = sent.right
+        yield* measure((metrics) => metrics.recordWebhookAttempt(result))
+        if (failed) yield* measure((metrics) => metrics.recordWebhookFailure(failureReason(result, mode)))
+        if (outcome.disable === undefined) yield* record(outcome)
+        else yield* Effect.logWarning("webhook disabled: the receiver answered 410 Gone")
         return Either.right(result)
       }).pipe(Effect.annotateLogs({ deliveryId: delivery.id, webhookId: delivery.webhookId }))
   })

@@ -1,11 +1,10 @@
 import { Clock, Duration, Effect, Either } from "effect"
-import { type Agent, fetch } from "undici"
+import type { Agent } from "undici"
 import type { DomainEvent } from "../../domain/Events.js"
 import { VERSION } from "../../domain/Health.js"
 import type { AddressPolicy } from "../network/addressPolicy.js"
 import { AddressNotAllowed } from "../network/guardedAgent.js"
-import { basicCredentialsOf, ipLiteralOf, parseMediaUrl, withoutUserinfo } from "../network/mediaUrl.js"
-import { readCapped } from "../network/readCapped.js"
+import { basicCredentialsOf, ipLiteralOf, parseMediaUrl } from "../network/mediaUrl.js"
 import { signatureHeader } from "./signature.js"
 
 /** Where an attempt goes, and with what. */
@@ -80,14 +79,17 @@ const exchange = (target: DeliveryTarget, event: DomainEvent, attempt: number, s
     if (literal !== undefined && !settings.isAllowed(literal)) return yield* Effect.fail(`${url.hostname} is ${NOT_ALLOWED}`)
     const body = envelopeOf(event)
     const headers = headersOf(url, target, event, attempt, Math.floor(startedAt / 1000), body)
+    // The agent's own request rather than `fetch`: no WHATWG Request, Response and streams to
+    // build for every attempt. It follows no redirect: a redirect is an answer like any other
+    // non-2xx, and following it could lead anywhere. The credentials of the URL are in `headers`.
     const response = yield* Effect.tryPromise({
-      // A redirect is an answer like any other non-2xx: following it could lead anywhere.
-      try: (signal) => fetch(withoutUserinfo(url), { method: "POST", body, headers, dispatcher: settings.agent, redirect: "manual", signal }),
+      try: (signal) => settings.agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: "POST", body, headers, signal }),
       catch: (error) => requestFailure(url, error)
     })
-    // Read within the timeout, capped; a broken or long body does not change the answer's status.
-    yield* Effect.ignore(readCapped(response.body, MAX_RESPONSE_BYTES))
-    return response.status
+    // Read within the timeout, capped, so that the connection can be used again; a broken or
+    // long body does not change the answer's status.
+    yield* Effect.ignore(Effect.tryPromise(() => response.body.dump({ limit: MAX_RESPONSE_BYTES })))
+    return response.statusCode
   })
 
 /**

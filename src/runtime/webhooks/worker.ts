@@ -1,3 +1,4 @@
+import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Duration, Effect, FiberSet, Option, type Scope } from "effect"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import type { DeliveryRef } from "./attempt.js"
@@ -13,15 +14,30 @@ export interface WorkerLimits {
   readonly idlePoll: Duration.Duration
   /** How long closing the worker waits for the attempts in flight (one attempt's timeout). */
   readonly finishWithin: Duration.Duration
+  /** The webhooks whose deliveries this worker attempts (a cluster runner's share); all when `undefined`. */
+  readonly webhooksServed: Effect.Effect<ReadonlyArray<string> | undefined, StoreUnavailable>
 }
 
 /**
- * The deliveries in flight, by webhook: what the limits are checked against, and what keeps a
- * delivery from being attempted twice at once. Changed only synchronously.
+ * Deliveries held per slot of concurrency: claimed in one query and queued in memory, so that
+ * the Store is asked once per batch rather than once per attempt.
  */
-class InFlight {
+const CLAIM_AHEAD = 16
+
+/**
+ * The deliveries the worker holds (claimed and waiting for a slot, being sent, or waiting for
+ * their outcome to be written), by webhook: what the claims are checked against, what keeps a
+ * delivery from being attempted twice at once, and which may be sent now within the limits.
+ * Changed only synchronously. (Waiting deliveries wait here, not as fibers parked on a
+ * semaphore: Effect's semaphore wakes every waiter at each release.)
+ */
+class Held {
   private readonly webhookOf = new Map<string, string>()
   private readonly countOf = new Map<string, number>()
+  /** Claimed, not yet sent, oldest first; a webhook moves to the end when one of its own is sent (round robin). */
+  private readonly waiting = new Map<string, Array<DeliveryRef>>()
+  private readonly sendingTo = new Map<string, number>()
+  private sending = 0
 
   get size() {
     return this.webhookOf.size
@@ -29,31 +45,65 @@ class InFlight {
   deliveryIds() {
     return [...this.webhookOf.keys()]
   }
+  countFor(webhookId: string) {
+    return this.countOf.get(webhookId) ?? 0
+  }
   webhooksAtLimit(limit: number) {
     return [...this.countOf].filter(([, count]) => count >= limit).map(([webhookId]) => webhookId)
   }
-  /** Takes the delivery unless it is in flight already or its webhook is at `limit`. */
-  tryAdd(delivery: DeliveryRef, limit: number) {
-    const count = this.countOf.get(delivery.webhookId) ?? 0
-    if (this.webhookOf.has(delivery.id) || count >= limit) return false
-    this.webhookOf.set(delivery.id, delivery.webhookId)
-    this.countOf.set(delivery.webhookId, count + 1)
+  /** Holds the delivery, to be sent when a slot frees, unless it is held already or its webhook is at `limit`. */
+  tryQueue(delivery: DeliveryRef, limit: number) {
+    if (this.webhookOf.has(delivery.id) || this.countFor(delivery.webhookId) >= limit) return false
+    this.add(delivery)
+    const queue = this.waiting.get(delivery.webhookId)
+    if (queue === undefined) this.waiting.set(delivery.webhookId, [delivery])
+    else queue.push(delivery)
     return true
   }
+  /** Holds a delivery that is sent at once, outside the slots (a test). */
   add(delivery: DeliveryRef) {
     this.webhookOf.set(delivery.id, delivery.webhookId)
-    this.countOf.set(delivery.webhookId, (this.countOf.get(delivery.webhookId) ?? 0) + 1)
+    this.countOf.set(delivery.webhookId, this.countFor(delivery.webhookId) + 1)
   }
+  /** The waiting deliveries that may be sent now, their slots taken. */
+  takeSendable(concurrency: number, perWebhook: number) {
+    const taken: Array<DeliveryRef> = []
+    let progress = true
+    while (progress && this.sending < concurrency) {
+      progress = false
+      for (const [webhookId, queue] of this.waiting) {
+        if (this.sending >= concurrency) break
+        const sending = this.sendingTo.get(webhookId) ?? 0
+        if (sending >= perWebhook) continue
+        taken.push(queue.shift()!)
+        this.sending++
+        this.sendingTo.set(webhookId, sending + 1)
+        this.waiting.delete(webhookId)
+        if (queue.length > 0) this.waiting.set(webhookId, queue)
+        progress = true
+      }
+    }
+    return taken
+  }
+  /** A slot taken by `takeSendable` is free again. */
+  freeSlot(webhookId: string) {
+    this.sending--
+    const sending = (this.sendingTo.get(webhookId) ?? 1) - 1
+    if (sending > 0) this.sendingTo.set(webhookId, sending)
+    else this.sendingTo.delete(webhookId)
+  }
+  /** Lets the delivery go; says how many its webhook held before. */
   remove(delivery: DeliveryRef) {
-    if (!this.webhookOf.delete(delivery.id)) return
-    const count = (this.countOf.get(delivery.webhookId) ?? 1) - 1
-    if (count > 0) this.countOf.set(delivery.webhookId, count)
+    const before = this.countFor(delivery.webhookId)
+    if (!this.webhookOf.delete(delivery.id)) return before
+    if (before > 1) this.countOf.set(delivery.webhookId, before - 1)
     else this.countOf.delete(delivery.webhookId)
+    return before
   }
 }
 
 export interface DeliveryWorker {
-  /** Runs until interrupted: takes due deliveries and attempts them, each in its own fiber. */
+  /** Runs until interrupted: claims due deliveries and attempts them, within the limits. */
   readonly run: Effect.Effect<never>
   /** Ends the worker's sleep: a delivery was made or became due. */
   readonly wake: Effect.Effect<void>
@@ -68,54 +118,102 @@ export interface DeliveryWorker {
 }
 
 /**
- * The delivery worker. A pass claims, under a lock, the due deliveries that fit the limits
- * (asking the Store for due deliveries other than those in flight and those of webhooks at
- * their limit, so a dead receiver's backlog never hides another's), and forks one fiber per
- * attempt. With nothing to claim it sleeps until the next delivery is due, a finished attempt
- * frees a slot, or it is woken. Attempt fibers belong to the worker's scope: closing it lets
- * the attempts in flight finish and record their outcome (within `finishWithin`), so a
- * dispatcher handed to another runner does not send them again; an attempt cut off anyway
- * stays pending and is made again after the restart.
+ * The delivery worker. A pass claims, in one query, up to `concurrency × CLAIM_AHEAD` due
+ * deliveries (leaving out those it holds and those of webhooks holding their share, so a dead
+ * receiver's backlog never hides another's) and queues them by webhook; as slots free
+ * (`concurrency` over all, `perWebhookConcurrency` per webhook, taken round robin over the
+ * webhooks) each is attempted in its own fiber, its slot given back when its request is done
+ * and the delivery let go once its outcome is written. With nothing to claim the worker sleeps
+ * until the next delivery is due, it runs low on held deliveries, or it is woken. Closing its
+ * scope lets the attempts in flight finish and record their outcome (within `finishWithin`)
+ * and starts no more, so a dispatcher handed to another runner does not send them again; an
+ * attempt cut off anyway, like every delivery held but not attempted, stays pending and is
+ * made after the restart.
  */
 export const makeDeliveryWorker = (
   limits: WorkerLimits,
-  attempt: (delivery: DeliveryRef) => Effect.Effect<unknown, unknown>
+  /** Attempts the delivery; `inSlot` marks the request, for which the delivery's slot is held. */
+  attempt: (delivery: DeliveryRef, inSlot: <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>) => Effect.Effect<unknown, unknown>
 ): Effect.Effect<DeliveryWorker, never, DeliveryRepo | Scope.Scope> =>
   Effect.gen(function*() {
     const deliveries = yield* DeliveryRepo
     const signal = yield* makeWakeSignal
     const claiming = yield* Effect.makeSemaphore(1)
-    const inFlight = new InFlight()
+    const held = new Held()
+    const capacity = limits.concurrency * CLAIM_AHEAD
+    const webhookCapacity = limits.perWebhookConcurrency * CLAIM_AHEAD
+    let closing = false
+    /** The last claim left due deliveries in the Store (a full page, or webhooks holding all they may). */
+    let leftSome = false
     const fibers = yield* FiberSet.make<unknown>()
     // Runs before the set interrupts what is left (finalizers run last-added first), and after
     // the loop that claims deliveries has stopped (it is forked later in the same scope).
-    yield* Effect.addFinalizer(() => Effect.timeoutOption(FiberSet.awaitEmpty(fibers), limits.finishWithin))
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(Effect.sync(() => void (closing = true)), Effect.timeoutOption(FiberSet.awaitEmpty(fibers), limits.finishWithin)))
 
-    const release = (delivery: DeliveryRef) => Effect.zipRight(Effect.sync(() => inFlight.remove(delivery)), signal.raise)
+    /**
+     * Lets a delivery go. When the last claim left some behind, wakes the worker as it comes
+     * down to half of what it may hold, over all or for the delivery's webhook: claiming then
+     * takes many at once rather than one after each attempt.
+     */
+    const release = (delivery: DeliveryRef) =>
+      Effect.suspend(() => {
+        const before = held.remove(delivery)
+        return leftSome && (held.size === Math.floor(capacity / 2) || before === Math.ceil(webhookCapacity / 2) + 1) ? signal.raise : Effect.void
+      })
+
+    /** Starts the waiting deliveries that fit in the free slots (none once the worker is closing). */
+    const sendWhatFits: Effect.Effect<void> = Effect.suspend(() =>
+      closing
+        ? Effect.void
+        : Effect.forEach(held.takeSendable(limits.concurrency, limits.perWebhookConcurrency), (delivery) => FiberSet.run(fibers, sendInSlot(delivery)), {
+          discard: true
+        })
+    )
+
+    /**
+     * Attempts a delivery whose slot is taken. The slot is given back as soon as the request is
+     * done (`inSlot`), the delivery once its outcome is written; a delivery not sent (the worker
+     * closing) stays pending for the next dispatcher.
+     */
+    const sendInSlot = (delivery: DeliveryRef): Effect.Effect<void> => {
+      let slotTaken = true
+      const freeSlot = Effect.suspend(() => {
+        if (!slotTaken) return Effect.void
+        slotTaken = false
+        held.freeSlot(delivery.webhookId)
+        return sendWhatFits
+      })
+      const inSlot = <A, E>(request: Effect.Effect<A, E>) => Effect.ensuring(request, freeSlot)
+      return attempt(delivery, inSlot).pipe(
+        surviving("webhook delivery attempt"),
+        Effect.ensuring(Effect.zipRight(freeSlot, release(delivery))),
+        Effect.asVoid
+      )
+    }
 
     const claimDue = claiming.withPermits(1)(
       Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
-        const free = limits.concurrency - inFlight.size
+        const free = capacity - held.size
         if (free <= 0) return { claimed: [], at }
+        const served = yield* limits.webhooksServed
+        const atLimit = held.webhooksAtLimit(webhookCapacity)
         const due = yield* deliveries.due(new Date(at).toISOString(), free, {
-          webhookIds: inFlight.webhooksAtLimit(limits.perWebhookConcurrency),
-          deliveryIds: inFlight.deliveryIds()
+          webhookIds: atLimit,
+          deliveryIds: held.deliveryIds(),
+          perWebhook: webhookCapacity,
+          ...(served === undefined ? {} : { onlyWebhookIds: served })
         })
-        const claimed: Array<DeliveryRef> = []
-        for (const delivery of due) {
-          if (claimed.length < free && inFlight.tryAdd(delivery, limits.perWebhookConcurrency)) claimed.push(delivery)
-        }
+        const claimed = due.filter((delivery) => held.tryQueue(delivery, webhookCapacity))
+        leftSome = due.length === free || atLimit.length > 0 || claimed.length < due.length
         return { claimed, at }
       })
     )
 
-    const attemptInFlight = (delivery: DeliveryRef) =>
-      attempt(delivery).pipe(surviving("webhook delivery attempt"), Effect.ensuring(release(delivery)))
-
     /**
      * Sleeps until the next delivery is due. One that was due when the pass looked, yet not
-     * claimed, waits for a slot: a finished attempt raises the signal.
+     * claimed, waits for room: a released delivery raises the signal.
      */
     const sleep = (passAt: number) =>
       Effect.gen(function*() {
@@ -131,7 +229,7 @@ export const makeDeliveryWorker = (
 
     const pass = Effect.gen(function*() {
       const { at, claimed } = yield* claimDue
-      for (const delivery of claimed) yield* FiberSet.run(fibers, attemptInFlight(delivery))
+      yield* sendWhatFits
       if (claimed.length === 0) yield* sleep(at)
     }).pipe(surviving("webhook delivery worker", limits.idlePoll))
 
@@ -140,7 +238,7 @@ export const makeDeliveryWorker = (
       wake: signal.raise,
       withNewDelivery: (create, use) =>
         Effect.acquireUseRelease(
-          claiming.withPermits(1)(Effect.tap(create, (delivery) => Effect.sync(() => inFlight.add(delivery)))),
+          claiming.withPermits(1)(Effect.tap(create, (delivery) => Effect.sync(() => held.add(delivery)))),
           use,
           release
         )

@@ -1,12 +1,32 @@
 import { Context, type Effect, type Option } from "effect"
 import type { StoreUnavailable } from "../../../domain/Errors.js"
 import type { Page, PageRequest } from "../../../domain/Pagination.js"
+import type { DomainEvent } from "../../../domain/Events.js"
 import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../../domain/Webhook.js"
 
 /** Deliveries `due` leaves out. */
 export interface DueExclusions {
   readonly webhookIds?: ReadonlyArray<string>
   readonly deliveryIds?: ReadonlyArray<string>
+  /** Only these webhooks' deliveries (a cluster runner's share); all when absent. */
+  readonly onlyWebhookIds?: ReadonlyArray<string>
+  /** At most this many of one webhook's deliveries (its oldest due); no limit when absent. */
+  readonly perWebhook?: number
+}
+
+/** A due delivery with what an attempt needs: its event, read in the same query (`undefined`: no longer kept). */
+export interface DueDelivery {
+  readonly id: string
+  readonly webhookId: string
+  readonly eventId: string
+  readonly attempts: number
+  readonly event: DomainEvent | undefined
+}
+
+/** The deliveries one fan-out makes: an event to its webhooks. */
+export interface NewDeliveries {
+  readonly event: { readonly id: string; readonly event: string }
+  readonly webhookIds: ReadonlyArray<string>
 }
 
 /** What became of one attempt, and what the delivery does next. */
@@ -23,9 +43,12 @@ export interface AttemptOutcome {
  */
 export class DeliveryRepo extends Context.Tag("switchboard/DeliveryRepo")<DeliveryRepo, {
   readonly create: (event: { readonly id: string; readonly event: string; }, webhookIds: readonly string[], at: string) => Effect.Effect<readonly string[], StoreUnavailable>
-  readonly due: (now: string, limit: number, except?: DueExclusions | undefined) => Effect.Effect<Delivery[], StoreUnavailable>
+  /** Pending deliveries of many events, due at `at`, in one statement; their ids. */
+  readonly createMany: (batch: ReadonlyArray<NewDeliveries>, at: string) => Effect.Effect<readonly string[], StoreUnavailable>
+  readonly due: (now: string, limit: number, except?: DueExclusions | undefined) => Effect.Effect<DueDelivery[], StoreUnavailable>
   readonly nextDue: () => Effect.Effect<Option.Option<string>, StoreUnavailable>
-  readonly recordAttempt: (deliveryId: string, outcome: AttemptOutcome) => Effect.Effect<void, StoreUnavailable>
+  /** Many attempts' outcomes: one insert of their log rows, one update per distinct outcome (joins the caller's transaction). */
+  readonly recordAttempts: (outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly outcome: AttemptOutcome }>) => Effect.Effect<void, StoreUnavailable>
   readonly find: (id: string) => Effect.Effect<Option.Option<Delivery>, StoreUnavailable>
   readonly list: (webhookId: string, page: Option.Option<PageRequest>) => Effect.Effect<Page<Delivery>, StoreUnavailable>
   readonly redeliver: (id: string, at: string) => Effect.Effect<void, StoreUnavailable>
