@@ -244,13 +244,18 @@ const make = Effect.gen(function*() {
     )
 
   /** Stored as `pending`, then handed to the session's outbound lane. */
+  /**
+   * Stored, then queued, as one step a caller who goes away cannot cut in two: a client that
+   * hangs up while its write waits for the batch's commit would otherwise leave the message
+   * stored `pending` and never queued (seen under load on Postgres) until the next restart.
+   */
   const accept = (row: MessageRow) =>
-    Effect.gen(function*() {
+    Effect.uninterruptible(Effect.gen(function*() {
       // Committed (with the writes that came with it) before the caller hears 201.
       yield* groupCommit.write(messages.insert(row))
       yield* supervisor.send(row.sessionId, row.id, row)
       return { messageId: row.id as SendResult["messageId"], chatId: row.chatId, status: "pending" as const, timestamp: row.createdAt }
-    })
+    }))
 
   /** A send whose content needs no intake: checked, stored `pending`, queued. */
   const sendContent = (sessionId: string, request: OutboundAddressing, content: OutboundContentFields) =>
@@ -383,8 +388,11 @@ const make = Effect.gen(function*() {
         const data = items[i]!.data
         return data === null ? [] : [{ row, data }]
       }))
-      yield* batches.insert({ id: batchId, sessionId, createdAt: rows[0]!.createdAt }, rows)
-      yield* Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id, row), { discard: true })
+      // As `accept`: stored and queued together, whatever the caller does meanwhile.
+      yield* Effect.uninterruptible(Effect.zipRight(
+        batches.insert({ id: batchId, sessionId, createdAt: rows[0]!.createdAt }, rows),
+        Effect.forEach(rows, (row) => supervisor.send(sessionId, row.id, row), { discard: true })
+      ))
       return { batchId, total: rows.length }
     }),
     getBatch: Effect.fn("Messaging.getBatch")((sessionId, batchId) => findBatch(sessionId, batchId)),
