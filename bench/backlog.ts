@@ -23,7 +23,7 @@ import { type LoadResult, loadProblems, runLoad } from "./lib/load.js"
 import { startBenchPostgres } from "./lib/postgres.js"
 import { machineLoad } from "./lib/proc.js"
 import { killAllServers } from "./lib/processes.js"
-import { bar, fmt, log, numberFromEnv, ratio, since, storeFromEnv, table } from "./lib/report.js"
+import { bar, finishBenchmark, fmt, log, numberFromEnv, ratio, since, storeFromEnv, table } from "./lib/report.js"
 import { openStoreReader, sentOrBeyond, settleAfter, type StatusCounts, total, waitUntilNonePending } from "./lib/storeReader.js"
 import { SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard } from "./lib/switchboard.js"
 
@@ -160,12 +160,4 @@ const main = async () => {
   console.log(`\nat end: ${machineLoad()}; the benchmark took ${since(started).toFixed(0)} s`)
 }
 
-try {
-  await main()
-} catch (error) {
-  problems.unshift(error instanceof Error ? error.stack ?? error.message : String(error))
-}
-if (problems.length > 0) console.error(`\nBENCH BROKEN (figures above are not to be trusted):\n${problems.map((p) => `  - ${p}`).join("\n")}`)
-if (process.env["BENCH_KEEP"] === "1" || problems.length > 0) log(`kept ${workDir} (the servers' logs)`)
-else fs.rmSync(workDir, { recursive: true, force: true })
-process.exit(problems.length > 0 ? 1 : 0)
+await finishBenchmark(main, workDir, problems)

@@ -1,5 +1,7 @@
 /** Printing the benchmarks' figures: numbers, ratios, aligned tables, bars, settings. */
 
+import * as fs from "node:fs"
+
 export const log = (line: string) => console.log(`[bench] ${line}`)
 
 /** A number with thousands separators; "n/a" for NaN/undefined. */
@@ -42,3 +44,20 @@ export const storeFromEnv = (): StoreKind => {
 
 /** Seconds since `start` (a `performance.now()`). */
 export const since = (start: number) => (performance.now() - start) / 1000
+
+/**
+ * Runs a benchmark's `main` and ends the process: exit 1 when the run itself is broken (its
+ * problems are printed, and the temp dir with the servers' logs is kept), else 0 (the temp dir
+ * is removed unless BENCH_KEEP=1). A missed bar is not a broken run.
+ */
+export const finishBenchmark = async (main: () => Promise<void>, workDir: string, problems: Array<string>): Promise<never> => {
+  try {
+    await main()
+  } catch (error) {
+    problems.unshift(error instanceof Error ? error.stack ?? error.message : String(error))
+  }
+  if (problems.length > 0) console.error(`\nBENCH BROKEN (figures above are not to be trusted):\n${problems.map((p) => `  - ${p}`).join("\n")}`)
+  if (process.env["BENCH_KEEP"] === "1" || problems.length > 0) log(`kept ${workDir} (the servers' logs)`)
+  else fs.rmSync(workDir, { recursive: true, force: true })
+  process.exit(problems.length > 0 ? 1 : 0)
+}
