@@ -302,8 +302,8 @@ const applyStatus = (
     // `message.sent` marks the network taking the message (one tick), with the message as
     // stored; an engine that reports no server ack goes from pending straight to delivered.
     if (previousStatus === "pending" && updated.status !== "failed") {
-      const message = yield* messages.findById(sessionId, updated.id)
-      if (Option.isSome(message)) yield* events.publish(makeEvent("message.sent", sessionId, { message: message.value }, now))
+      const message = yield* messages.leftPending(changed.value)
+      yield* events.publish(makeEvent("message.sent", sessionId, { message }, now))
     }
     yield* events.publish(makeEvent("message.ack", sessionId, {
       messageId: updated.id,
