@@ -30,27 +30,21 @@ export const SqlEventRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = (events: ReadonlyArray<DomainEvent>, dispatched: boolean) =>
-      events.length === 0 ? Effect.void : sql`INSERT INTO events ${sql.insert(events.map((event) => ({
+    const insert = (event: DomainEvent, dispatched: boolean) =>
+      sql`INSERT INTO events ${sql.insert({
         id: event.id,
         session_id: event.sessionId,
         kind: event.event,
         at: event.timestamp,
         data: JSON.stringify(event.data ?? null),
         dispatched: toIntegerBoolean(dispatched)
-      })))}`
+      })}`
 
-    const append = Effect.fn("EventRepo.append")((event: DomainEvent) => insert([event], false), Effect.asVoid, orStoreUnavailable)
-
-    const appendAll = Effect.fn("EventRepo.appendAll")(
-      (events: ReadonlyArray<DomainEvent>) => insert(events, false),
-      Effect.asVoid,
-      orStoreUnavailable
-    )
+    const append = Effect.fn("EventRepo.append")((event: DomainEvent) => insert(event, false), Effect.asVoid, orStoreUnavailable)
 
     /** An event that is never fanned out (a webhook test, delivered to its one webhook by the dispatcher). */
     const appendDispatched = Effect.fn("EventRepo.appendDispatched")(
-      (event: DomainEvent) => insert([event], true),
+      (event: DomainEvent) => insert(event, true),
       Effect.asVoid,
       orStoreUnavailable
     )
@@ -113,6 +107,6 @@ export const SqlEventRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    return { append, appendAll, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
+    return { append, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
   })
 )

@@ -89,17 +89,8 @@ const switchboardOf = (state: {
 }) => {
   const { serialized, ledger, lines, phoneOwners, held, sentMessages, ackDelay, scheduled } = state
 
-  /**
-   * A message is recorded as the network takes it, its `sent` ack already scheduled (every
-   * sender does both at once). The ledger says `sent` from the start, so that ack is a change of
-   * memory only (`applyStatus`), and a gateway restarted before it arrived, which sends the
-   * message again, hears `sent` from `resend`.
-   */
   const recordSent = (engineMessageId: string, message: SentMessage) =>
-    Effect.zipRight(
-      Ref.update(sentMessages, HashMap.set(engineMessageId, message)),
-      ledger.recordSent(engineMessageId, message.status === "pending" ? { ...message, status: "sent" } : message)
-    )
+    Effect.zipRight(Ref.update(sentMessages, HashMap.set(engineMessageId, message)), ledger.recordSent(engineMessageId, message))
 
   const liveLine = (sessionId: string) => Ref.get(lines).pipe(Effect.map(HashMap.get(sessionId)))
 
@@ -156,15 +147,9 @@ const switchboardOf = (state: {
    */
   const handTo = (sessionId: string, event: HeldEvent): Effect.Effect<void> =>
     Effect.gen(function*() {
-      if (!(yield* knows(sessionId))) return
+      if (!(yield* knows(sessionId)) || !(yield* held.hold(sessionId, event))) return
       const live = yield* liveLine(sessionId)
-      const ready = Option.isSome(live) && live.value.ready
-      // A `sent` receipt offered at once is usually taken at once: its ledger row is written
-      // only if its line goes away first (`unplug`, `close`). Killed meanwhile, the gateway still
-      // has the message pending and sends it again, and `resend` hands the receipt again.
-      const writeLater = ready && event._tag === "MessageStatusChanged" && event.status === "sent"
-      if (!(yield* held.hold(sessionId, event, { writeLater }))) return
-      if (ready) yield* Queue.offer(live.value.inbox, event)
+      if (Option.isSome(live) && live.value.ready) yield* Queue.offer(live.value.inbox, event)
     })
 
   /**
@@ -206,10 +191,7 @@ const switchboardOf = (state: {
     Effect.gen(function*() {
       const message = HashMap.get(yield* Ref.get(sentMessages), engineMessageId)
       if (Option.isNone(message) || !isStatusAdvance(message.value.status, status)) return
-      const moved = { ...message.value, status }
-      // The ledger says `sent` already (see `recordSent`).
-      if (status === "sent") yield* Ref.update(sentMessages, HashMap.set(engineMessageId, moved))
-      else yield* recordSent(engineMessageId, moved)
+      yield* recordSent(engineMessageId, { ...message.value, status })
       yield* handTo(message.value.senderSessionId, EngineEvent.MessageStatusChanged({ engineMessageId, status }))
     })
 
@@ -219,7 +201,6 @@ const switchboardOf = (state: {
       onSome: (live) =>
         Queue.offer(live.inbox, EngineEvent.Closed({ reason })).pipe(
           Effect.zipRight(Ref.update(lines, HashMap.remove(line.sessionId))),
-          Effect.zipRight(held.writeDeferred(line.sessionId)),
           Effect.zipRight(Deferred.succeed(live.closed, undefined)),
           Effect.as(true)
         )
@@ -242,7 +223,7 @@ const switchboardOf = (state: {
   const unplug = (line: Line) =>
     current(line).pipe(Effect.flatMap(Option.match({
       onNone: () => Effect.void,
-      onSome: () => Effect.zipRight(Ref.update(lines, HashMap.remove(line.sessionId)), held.writeDeferred(line.sessionId))
+      onSome: () => Ref.update(lines, HashMap.remove(line.sessionId))
     })))
 
   const becomeReady = (line: Line) =>
