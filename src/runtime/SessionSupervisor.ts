@@ -339,11 +339,12 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
             Effect.catchAll((error) => Effect.logWarning("the media of a deleted session could not be removed", error.message))
           )
         })),
-      send: Effect.fn("SessionSupervisor.send")((sessionId: string, messageId: string, row?: MessageRow) =>
+      // No span: a hand-over to a mailbox, on every send (a span costs more than the hand-over).
+      send: (sessionId: string, messageId: string, row?: MessageRow) =>
         Effect.flatMap(handleOf(sessionId), (handle) =>
           Option.isSome(handle)
             ? handle.value.mailbox.offer(ActorCommand.Send({ messageId, row }))
-            : Effect.succeed(false))),
+            : Effect.succeed(false)),
       backlog: (sessionId) =>
         Effect.flatMap(handleOf(sessionId), Option.match({
           onNone: () => Effect.succeedNone,

@@ -6,7 +6,7 @@ import type { Role } from "../../domain/ApiKey.js"
 import type { PageRequest } from "../../domain/Pagination.js"
 import { fromCount, fromJsonColumn, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { storeOperation } from "./storeFailure.js"
 
 interface ApiKeyRecord {
   readonly id: string
@@ -54,7 +54,7 @@ export const SqlApiKeyRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = Effect.fn("ApiKeyRepo.insert")(
+    const insert = storeOperation(
       (key: NewApiKey) =>
         sql`INSERT INTO api_keys ${
           sql.insert({
@@ -70,9 +70,7 @@ export const SqlApiKeyRepo = Layer.effect(
             updated_at: key.createdAt,
             expires_at: key.expiresAt
           })
-        }`.pipe(Effect.asVoid),
-      orStoreUnavailable
-    )
+        }`.pipe(Effect.asVoid))
 
     const findOne = (where: Fragment) =>
       sql<ApiKeyRecord>`SELECT * FROM api_keys WHERE ${where}`.pipe(
@@ -80,12 +78,12 @@ export const SqlApiKeyRepo = Layer.effect(
       )
 
     /** Revoked and expired keys are found too: judging them is the caller's business. */
-    const findByHash = Effect.fn("ApiKeyRepo.findByHash")((keyHash: string) => findOne(sql`key_hash = ${keyHash}`), orStoreUnavailable)
+    const findByHash = storeOperation((keyHash: string) => findOne(sql`key_hash = ${keyHash}`))
 
-    const findById = Effect.fn("ApiKeyRepo.findById")((id: string) => findOne(sql`id = ${id}`), orStoreUnavailable)
+    const findById = storeOperation((id: string) => findOne(sql`id = ${id}`))
 
     /** Every key, oldest first, revoked and expired ones included. */
-    const list = Effect.fn("ApiKeyRepo.list")(
+    const list = storeOperation(
       (page: Option.Option<PageRequest>) =>
         listByRootIds(sql, {
           table: "api_keys",
@@ -95,60 +93,44 @@ export const SqlApiKeyRepo = Layer.effect(
           loadByIds: (ids) =>
             Effect.map(sql<ApiKeyRecord>`SELECT * FROM api_keys WHERE id IN ${sql.in(ids)}`, (records) => records.map(fromRecord)),
           idOf: (row) => row.id
-        }),
-      orStoreUnavailable
-    )
+        }))
 
-    const update = Effect.fn("ApiKeyRepo.update")(
+    const update = storeOperation(
       (id: string, changes: ApiKeyChanges, at: string) =>
-        sql`UPDATE api_keys SET ${sql.update({ ...changedColumns(changes), updated_at: at })} WHERE id = ${id}`.pipe(Effect.asVoid),
-      orStoreUnavailable
-    )
+        sql`UPDATE api_keys SET ${sql.update({ ...changedColumns(changes), updated_at: at })} WHERE id = ${id}`.pipe(Effect.asVoid))
 
-    const revoke = Effect.fn("ApiKeyRepo.revoke")(
+    const revoke = storeOperation(
       (id: string, at: string) =>
-        sql`UPDATE api_keys SET revoked_at = ${at}, updated_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(Effect.asVoid),
-      orStoreUnavailable
-    )
+        sql`UPDATE api_keys SET revoked_at = ${at}, updated_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(Effect.asVoid))
 
-    const remove = Effect.fn("ApiKeyRepo.remove")(
-      (id: string) => sql`DELETE FROM api_keys WHERE id = ${id}`.pipe(Effect.asVoid),
-      orStoreUnavailable
-    )
+    const remove = storeOperation(
+      (id: string) => sql`DELETE FROM api_keys WHERE id = ${id}`.pipe(Effect.asVoid))
 
     /** Records a use; cheap enough to call at most once a minute per key. */
-    const touch = Effect.fn("ApiKeyRepo.touch")(
-      (id: string, at: string) => sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`.pipe(Effect.asVoid),
-      orStoreUnavailable
-    )
+    const touch = storeOperation(
+      (id: string, at: string) => sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`.pipe(Effect.asVoid))
 
     /** Admin keys that work now (not revoked, not expired), except `exceptId`. */
-    const countUsableAdmins = Effect.fn("ApiKeyRepo.countUsableAdmins")(
+    const countUsableAdmins = storeOperation(
       (now: string, exceptId: string) =>
         sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM api_keys
           WHERE role = 'admin' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})
-            AND id <> ${exceptId}`.pipe(Effect.map(([row]) => fromCount(row?.total))),
-      orStoreUnavailable
-    )
+            AND id <> ${exceptId}`.pipe(Effect.map(([row]) => fromCount(row?.total))))
 
     /** All keys ever created (revoked included), e.g. to decide whether to bootstrap one. */
-    const count = Effect.fn("ApiKeyRepo.count")(
+    const count = storeOperation(
       () =>
         sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM api_keys`.pipe(
           Effect.map(([row]) => fromCount(row?.total))
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     /** Revokes every live key of that name but the one with `keepHash`; returns how many. */
-    const revokeNamedExcept = Effect.fn("ApiKeyRepo.revokeNamedExcept")(
+    const revokeNamedExcept = storeOperation(
       (name: string, keepHash: string, at: string) =>
         sql<{ readonly id: string }>`UPDATE api_keys SET revoked_at = ${at}
           WHERE name = ${name} AND key_hash <> ${keepHash} AND revoked_at IS NULL RETURNING id`.pipe(
           Effect.map((rows) => rows.length)
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     return { insert, findByHash, findById, list, update, revoke, remove, touch, countUsableAdmins, count, revokeNamedExcept } as const
   })

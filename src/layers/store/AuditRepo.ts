@@ -1,4 +1,4 @@
-import { orStoreUnavailable } from "./storeFailure.js"
+import { storeOperation } from "./storeFailure.js"
 import { AuditRepo } from "../../runtime/ports/store/AuditRepo.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
@@ -43,7 +43,7 @@ export const SqlAuditRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = Effect.fn("AuditRepo.insert")((record: AuditRecord) =>
+    const insert = storeOperation((record: AuditRecord) =>
       sql`INSERT INTO audit_log ${
         sql.insert({
           id: record.id,
@@ -60,12 +60,10 @@ export const SqlAuditRepo = Layer.effect(
           status: record.status,
           code: record.code
         })
-      }`.pipe(Effect.asVoid),
-      orStoreUnavailable
-    )
+      }`.pipe(Effect.asVoid))
 
     /** Newest first; ids are UUID v7, so their order is the order of time. */
-    const list = Effect.fn("AuditRepo.list")((filter: AuditFilter, page: Option.Option<PageRequest>) =>
+    const list = storeOperation((filter: AuditFilter, page: Option.Option<PageRequest>) =>
       listByRootIds(sql, {
         table: "audit_log",
         where: sql.and([
@@ -81,15 +79,11 @@ export const SqlAuditRepo = Layer.effect(
         page,
         loadByIds: (ids) => Effect.map(sql<AuditRow>`SELECT * FROM audit_log WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(fromRow)),
         idOf: (record) => record.id
-      }),
-      orStoreUnavailable
-    )
+      }))
 
     /** Drops records older than `before`; returns how many went. */
-    const prune = Effect.fn("AuditRepo.prune")((before: string) =>
-      sql<{ readonly id: string }>`DELETE FROM audit_log WHERE at < ${before} RETURNING id`.pipe(Effect.map((rows) => rows.length)),
-      orStoreUnavailable
-    )
+    const prune = storeOperation((before: string) =>
+      sql<{ readonly id: string }>`DELETE FROM audit_log WHERE at < ${before} RETURNING id`.pipe(Effect.map((rows) => rows.length)))
 
     return { insert, list, prune } as const
   })

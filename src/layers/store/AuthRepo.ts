@@ -2,7 +2,7 @@ import { AuthRepo } from "../../runtime/ports/store/AuthRepo.js"
 import { SqlClient } from "@effect/sql"
 import { Array as Arr, Effect, Layer, Option } from "effect"
 import type { AuthState } from "../../runtime/Engine.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 
 /** The single row holding a session's credentials; Signal keys use kind=<type>, key_id=<id>. */
 const CREDS = "creds"
@@ -67,12 +67,10 @@ export const SqlAuthRepo = Layer.effect(
           Effect.withSpan("AuthRepo.readCreds")
         )
 
-      const writeCreds = Effect.fn("AuthRepo.writeCreds")(
-        (creds: unknown) => upsert(sessionId, CREDS, [[CREDS, creds]]),
-        orStoreUnavailable
-      )
+      const writeCreds = storeOperation(
+        (creds: unknown) => upsert(sessionId, CREDS, [[CREDS, creds]]))
 
-      const getKeys = Effect.fn("AuthRepo.getKeys")(
+      const getKeys = Effect.fnUntraced(
         function*(type: string, ids: ReadonlyArray<string>) {
           if (ids.length === 0) return {}
           const rows = yield* sql<{ readonly key_id: string; readonly value: string }>`SELECT key_id, value
@@ -83,7 +81,7 @@ export const SqlAuthRepo = Layer.effect(
       )
 
       /** One transaction: a failure anywhere (bad value, SQL error) leaves every key as it was. */
-      const setKeys = Effect.fn("AuthRepo.setKeys")(
+      const setKeys = Effect.fnUntraced(
         function*(changes: Record<string, Record<string, unknown | null>>) {
           for (const [type, entries] of Object.entries(changes)) {
             // `undefined` deletes too, as in Baileys' own stores.

@@ -16,7 +16,7 @@ export const SqlBatchRepo = Layer.effect(
     const sql = yield* SqlClient.SqlClient
 
     /** The batch and every one of its messages, all or nothing: a 202 means all are stored. */
-    const insert = Effect.fn("BatchRepo.insert")(
+    const insert = Effect.fnUntraced(
       function*(batch: { readonly id: string; readonly sessionId: string; readonly createdAt: string }, rows: ReadonlyArray<MessageRow>) {
         yield* sql`INSERT INTO batches ${sql.insert({ id: batch.id, session_id: batch.sessionId, total: rows.length, created_at: batch.createdAt })}`
         yield* sql`INSERT INTO messages ${sql.insert(rows.map((row) => ({ ...toRecord(row) })))}`
@@ -27,7 +27,7 @@ export const SqlBatchRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const find = Effect.fn("BatchRepo.find")(
+    const find = Effect.fnUntraced(
       function*(sessionId: string, id: string) {
         const [batch] = yield* sql<{ id: string; session_id: string; total: unknown; cancelled_at: string | null; created_at: string }>`
           SELECT * FROM batches WHERE id = ${id} AND session_id = ${sessionId}`
@@ -56,7 +56,7 @@ export const SqlBatchRepo = Layer.effect(
      * outbound lane already handed to the engine is not `pending` any more and goes on.
      * Returns the ids of the messages it stopped.
      */
-    const cancel = Effect.fn("BatchRepo.cancel")(
+    const cancel = Effect.fnUntraced(
       function*(id: string, at: string) {
         yield* sql`UPDATE batches SET cancelled_at = ${at} WHERE id = ${id} AND cancelled_at IS NULL`
         const stopped = yield* sql<{ id: string; chat_id: string }>`UPDATE messages

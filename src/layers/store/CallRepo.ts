@@ -6,7 +6,7 @@ import type { Call, CallStatus } from "../../domain/Call.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 
 interface CallRecord {
   readonly id: string
@@ -42,7 +42,7 @@ export const SqlCallRepo = Layer.effect(
     const findRow = (sessionId: string, callId: string) =>
       Effect.map(load([rowId(sessionId, callId)]), (found) => Option.map(Option.fromNullable(found[0]), ({ id: _, ...call }) => call as Call))
 
-    const setStatus = Effect.fn("CallRepo.setStatus")(
+    const setStatus = Effect.fnUntraced(
       function*(sessionId: string, callId: string, status: CallStatus, at: string) {
         const known = yield* findRow(sessionId, callId)
         if (Option.isNone(known) || known.value.status === status) return Option.none<Call>()
@@ -53,7 +53,7 @@ export const SqlCallRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const record = Effect.fn("CallRepo.record")(
+    const record = Effect.fnUntraced(
       function*(sessionId: string, call: Call, at: string) {
         const known = yield* findRow(sessionId, call.callId)
         if (Option.isSome(known)) {
@@ -78,7 +78,7 @@ export const SqlCallRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const find = Effect.fn("CallRepo.find")((sessionId: string, callId: string) => findRow(sessionId, callId), orStoreUnavailable)
+    const find = storeOperation((sessionId: string, callId: string) => findRow(sessionId, callId))
 
     const list = Effect.fn("CallRepo.list")(
       (sessionId: string, page: Option.Option<PageRequest>): Effect.Effect<Page<Call>, SqlError> =>

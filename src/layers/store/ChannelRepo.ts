@@ -5,7 +5,7 @@ import { DateTime, Effect, Layer, Option } from "effect"
 import type { Channel, ChannelRole } from "../../domain/Channel.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 
 interface ChannelRecord {
   readonly id: string
@@ -39,7 +39,7 @@ export const SqlChannelRepo = Layer.effect(
         (records) => records.map(toChannel)
       )
 
-    const upsert = Effect.fn("ChannelRepo.upsert")(
+    const upsert = Effect.fnUntraced(
       function*(sessionId: string, channel: Channel) {
         yield* sql`DELETE FROM channels WHERE session_id = ${sessionId} AND id = ${channel.id}`
         yield* sql`INSERT INTO channels ${sql.insert({
@@ -58,16 +58,11 @@ export const SqlChannelRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const remove = Effect.fn("ChannelRepo.remove")(
-      (sessionId: string, channelId: string) => sql`DELETE FROM channels WHERE session_id = ${sessionId} AND id = ${channelId}`,
-      Effect.asVoid,
-      orStoreUnavailable
-    )
+    const remove = storeOperation(
+      (sessionId: string, channelId: string) => sql`DELETE FROM channels WHERE session_id = ${sessionId} AND id = ${channelId}`, Effect.asVoid)
 
-    const find = Effect.fn("ChannelRepo.find")(
-      (sessionId: string, channelId: string) => Effect.map(load(sessionId, [channelId]), (found) => Option.fromNullable(found[0])),
-      orStoreUnavailable
-    )
+    const find = storeOperation(
+      (sessionId: string, channelId: string) => Effect.map(load(sessionId, [channelId]), (found) => Option.fromNullable(found[0])))
 
     const list = Effect.fn("ChannelRepo.list")(
       (sessionId: string, page: Option.Option<PageRequest>): Effect.Effect<Page<Channel>, SqlError> =>

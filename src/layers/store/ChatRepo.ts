@@ -11,7 +11,7 @@ import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
 import { type LabelRecord, toLabel } from "./LabelRepo.js"
 import { loadMessages } from "./messageLoading.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 
 interface ChatRecord {
   readonly id: string
@@ -97,10 +97,8 @@ export const SqlChatRepo = Layer.effect(
         }))
       })
 
-    const find = Effect.fn("ChatRepo.find")(
-      (sessionId: string, chatId: string) => Effect.map(load(sessionId, [chatKey(sessionId, chatId)]), (chats) => Option.fromNullable(chats[0])),
-      orStoreUnavailable
-    )
+    const find = storeOperation(
+      (sessionId: string, chatId: string) => Effect.map(load(sessionId, [chatKey(sessionId, chatId)]), (chats) => Option.fromNullable(chats[0])))
 
     const filterOf = (sessionId: string, filter: ChatListFilter) => {
       const conditions: Array<Fragment> = [sql`session_id = ${sessionId}`]
@@ -126,7 +124,7 @@ export const SqlChatRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const update = Effect.fn("ChatRepo.update")(
+    const update = Effect.fnUntraced(
       function*(sessionId: string, chatId: string, fields: ChatFields, at: string, create = false) {
         const [current] = yield* sql<ChatRecord>`SELECT * FROM chats WHERE session_id = ${sessionId} AND chat_id = ${chatId}`
         if (current === undefined) {
@@ -157,7 +155,7 @@ export const SqlChatRepo = Layer.effect(
         FROM messages WHERE session_id = ${sessionId} AND chat_id = ${chatId} AND engine_message_id IS NOT NULL
         ORDER BY ${order} LIMIT 1`.pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), edgeOf)))
 
-    const edges = Effect.fn("ChatRepo.edges")(
+    const edges = Effect.fnUntraced(
       function*(sessionId: string, chatId: string) {
         const newest = yield* edge(sessionId, chatId, sql.literal("timestamp DESC, id DESC"))
         const oldest = yield* edge(sessionId, chatId, sql.literal("timestamp ASC, id ASC"))
@@ -167,7 +165,7 @@ export const SqlChatRepo = Layer.effect(
     )
 
     /** Children first, so foreign keys hold at every statement. */
-    const remove = Effect.fn("ChatRepo.remove")(
+    const remove = Effect.fnUntraced(
       function*(sessionId: string, chatId: string) {
         const deleted = yield* sql<{ readonly id: string }>`DELETE FROM chats
           WHERE session_id = ${sessionId} AND chat_id = ${chatId} RETURNING id`

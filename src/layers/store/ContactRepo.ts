@@ -6,7 +6,7 @@ import type { Contact, ContactDetails } from "../../domain/Contact.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 import { makeReadCache } from "./readCache.js"
 import { atomically } from "./atomically.js"
 
@@ -74,7 +74,7 @@ export const SqlContactRepo = Layer.effect(
       sql<ContactRecord>`SELECT * FROM contacts WHERE session_id = ${sessionId} AND (id = ${chatId} OR lid = ${chatId} OR phone = ${chatId})
         ORDER BY id ASC LIMIT 1`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
 
-    const see = Effect.fn("ContactRepo.see")(
+    const see = Effect.fnUntraced(
       function*(sessionId: string, sighting: ContactSighting) {
         const seenAs = sighting.phone ?? sighting.lid
         if (seenAs === null) return
@@ -126,12 +126,10 @@ export const SqlContactRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const find = Effect.fn("ContactRepo.find")(
-      (sessionId: string, chatId: string) => Effect.map(byEitherId(sessionId, chatId), Option.map(toDetails)),
-      orStoreUnavailable
-    )
+    const find = storeOperation(
+      (sessionId: string, chatId: string) => Effect.map(byEitherId(sessionId, chatId), Option.map(toDetails)))
 
-    const updateDetails = Effect.fn("ContactRepo.updateDetails")(
+    const updateDetails = Effect.fnUntraced(
       function*(sessionId: string, chatId: string, patch: ContactDetailsPatch) {
         yield* blockedCache.invalidate(sessionId)
         const now = DateTime.formatIso(yield* DateTime.now)
@@ -157,7 +155,7 @@ export const SqlContactRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const syncBlocklist = Effect.fn("ContactRepo.syncBlocklist")(
+    const syncBlocklist = Effect.fnUntraced(
       function*(sessionId: string, blocked: ReadonlyArray<string>) {
         yield* blockedCache.invalidate(sessionId)
         const wanted = new Set(blocked)
@@ -185,11 +183,9 @@ export const SqlContactRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const isBlocked = Effect.fn("ContactRepo.isBlocked")(
+    const isBlocked = storeOperation(
       (sessionId: string, chatId: string) =>
-        blockedCache.read(sessionId, chatId, Effect.map(byEitherId(sessionId, chatId), Option.exists((row) => fromIntegerBoolean(row.blocked)))),
-      orStoreUnavailable
-    )
+        blockedCache.read(sessionId, chatId, Effect.map(byEitherId(sessionId, chatId), Option.exists((row) => fromIntegerBoolean(row.blocked)))))
 
     return {
       see,

@@ -13,7 +13,7 @@ import type { Page, PageRequest } from "../../domain/Pagination.js"
 import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../domain/Webhook.js"
 import { type EventRecord, toEvent } from "./EventRepo.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 
 interface DeliveryRecord {
   readonly id: string
@@ -97,7 +97,7 @@ export const SqlDeliveryRepo = Layer.effect(
       })
 
     /** New pending deliveries of events to their webhooks, due at `at`: one INSERT per `CHUNK` rows. */
-    const createMany = Effect.fn("DeliveryRepo.createMany")(
+    const createMany = Effect.fnUntraced(
       function*(batch: ReadonlyArray<NewDeliveries>, at: string) {
         const rows = batch.flatMap(({ event, webhookIds }) =>
           webhookIds.map((webhookId) => ({
@@ -129,7 +129,7 @@ export const SqlDeliveryRepo = Layer.effect(
      * receiver's backlog cannot fill the page and hide the others' deliveries. Each comes with
      * its event, so an attempt reads nothing more.
      */
-    const due = Effect.fn("DeliveryRepo.due")(
+    const due = storeOperation(
       (now: string, limit: number, except: DueExclusions = {}) => {
         if (except.onlyWebhookIds !== undefined && except.onlyWebhookIds.length === 0) return Effect.succeed([])
         const conditions = [sql`d.status = ${"pending"}`, sql`d.next_attempt_at <= ${now}`]
@@ -143,24 +143,20 @@ export const SqlDeliveryRepo = Layer.effect(
         return sql<DueRecord>`SELECT r.id, r.webhook_id, r.event_id, r.attempts, e.session_id, e.kind, e.at, e.data
           FROM (${ranked}) r LEFT JOIN events e ON e.id = r.event_id
           WHERE r.webhook_rank <= ${except.perWebhook ?? limit} ORDER BY r.next_attempt_at, r.id LIMIT ${limit}`.pipe(Effect.map((records) => records.map(toDueDelivery)))
-      },
-      orStoreUnavailable
-    )
+      })
 
     /** The time of the pending delivery due next, if any: the dispatcher sleeps until then. */
-    const nextDue = Effect.fn("DeliveryRepo.nextDue")(
+    const nextDue = storeOperation(
       () =>
         sql<{ readonly next: string | null }>`SELECT MIN(next_attempt_at) AS next FROM webhook_deliveries WHERE status = ${"pending"}`.pipe(
           Effect.map(([row]) => Option.fromNullable(row?.next))
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     /**
      * Many outcomes at once: their attempt log rows in one INSERT, and one UPDATE for each
      * distinct outcome (a burst of successful first attempts is one statement).
      */
-    const recordAttempts = Effect.fn("DeliveryRepo.recordAttempts")(
+    const recordAttempts = Effect.fnUntraced(
       function*(outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly outcome: AttemptOutcome }>) {
         const attemptRows = outcomes.map(({ deliveryId, outcome: { attempt } }) => ({
           delivery_id: deliveryId,
@@ -192,10 +188,8 @@ export const SqlDeliveryRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const find = Effect.fn("DeliveryRepo.find")(
-      (id: string) => Effect.map(load([id]), (found) => Option.fromNullable(found[0])),
-      orStoreUnavailable
-    )
+    const find = storeOperation(
+      (id: string) => Effect.map(load([id]), (found) => Option.fromNullable(found[0])))
 
     /** Newest first; paged on deliveries, each with all its attempts (rule 11). */
     const list = Effect.fn("DeliveryRepo.list")(
@@ -212,21 +206,15 @@ export const SqlDeliveryRepo = Layer.effect(
     )
 
     /** Sends it again: pending, due now; its attempts keep counting. */
-    const redeliver = Effect.fn("DeliveryRepo.redeliver")(
+    const redeliver = storeOperation(
       (id: string, at: string) =>
-        sql`UPDATE webhook_deliveries SET ${sql.update({ status: "pending", next_attempt_at: at, updated_at: at })} WHERE id = ${id}`,
-      Effect.asVoid,
-      orStoreUnavailable
-    )
+        sql`UPDATE webhook_deliveries SET ${sql.update({ status: "pending", next_attempt_at: at, updated_at: at })} WHERE id = ${id}`, Effect.asVoid)
 
     /** Gives a pending delivery up without an attempt (its webhook is off, or its event is gone), saying why. */
-    const abandon = Effect.fn("DeliveryRepo.abandon")(
+    const abandon = storeOperation(
       (id: string, reason: string, at: string) =>
         sql`UPDATE webhook_deliveries SET ${sql.update({ status: "failed", next_attempt_at: null, last_error: reason, updated_at: at })}
-          WHERE id = ${id} AND status = ${"pending"}`,
-      Effect.asVoid,
-      orStoreUnavailable
-    )
+          WHERE id = ${id} AND status = ${"pending"}`, Effect.asVoid)
 
     return { create, createMany, due, nextDue, recordAttempts, find, list, redeliver, abandon } as const
   })

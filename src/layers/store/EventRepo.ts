@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import type { DomainEvent, EventKind } from "../../domain/Events.js"
 import { fromJsonColumn, toIntegerBoolean } from "./columns.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { storeOperation } from "./storeFailure.js"
 
 export interface EventRecord {
   readonly id: string
@@ -40,32 +40,25 @@ export const SqlEventRepo = Layer.effect(
         dispatched: toIntegerBoolean(dispatched)
       })}`
 
-    const append = Effect.fn("EventRepo.append")((event: DomainEvent) => insert(event, false), Effect.asVoid, orStoreUnavailable)
+    const append = storeOperation((event: DomainEvent) => insert(event, false), Effect.asVoid)
 
     /** An event that is never fanned out (a webhook test, delivered to its one webhook by the dispatcher). */
-    const appendDispatched = Effect.fn("EventRepo.appendDispatched")(
-      (event: DomainEvent) => insert(event, true),
-      Effect.asVoid,
-      orStoreUnavailable
-    )
+    const appendDispatched = storeOperation(
+      (event: DomainEvent) => insert(event, true), Effect.asVoid)
 
     /** The oldest events not yet handed to the webhooks, oldest first. */
-    const undispatched = Effect.fn("EventRepo.undispatched")(
+    const undispatched = storeOperation(
       (limit: number) =>
         sql<EventRecord>`SELECT id, session_id, kind, at, data FROM events WHERE dispatched = 0 ORDER BY id LIMIT ${limit}`.pipe(
           Effect.map((records) => records.map(toEvent))
-        ),
-      orStoreUnavailable
-    )
+        ))
 
-    const markDispatched = Effect.fn("EventRepo.markDispatched")(
+    const markDispatched = storeOperation(
       (ids: ReadonlyArray<string>) =>
-        ids.length === 0 ? Effect.void : Effect.asVoid(sql`UPDATE events SET dispatched = 1 WHERE id IN ${sql.in(ids)}`),
-      orStoreUnavailable
-    )
+        ids.length === 0 ? Effect.void : Effect.asVoid(sql`UPDATE events SET dispatched = 1 WHERE id IN ${sql.in(ids)}`))
 
     /** Events after `afterId` (exclusive) matching the filter, oldest first: a live stream's replay. */
-    const after = Effect.fn("EventRepo.after")(
+    const after = storeOperation(
       (afterId: string, filter: EventFilter, limit: number) => {
         const conditions = [sql`id > ${afterId}`]
         if (filter.sessionId !== undefined) conditions.push(sql`session_id = ${filter.sessionId}`)
@@ -73,39 +66,31 @@ export const SqlEventRepo = Layer.effect(
         return sql<EventRecord>`SELECT id, session_id, kind, at, data FROM events WHERE ${sql.and(conditions)} ORDER BY id LIMIT ${limit}`.pipe(
           Effect.map((records) => records.map(toEvent))
         )
-      },
-      orStoreUnavailable
-    )
+      })
 
-    const find = Effect.fn("EventRepo.find")(
+    const find = storeOperation(
       (id: string) =>
         sql<EventRecord>`SELECT id, session_id, kind, at, data FROM events WHERE id = ${id}`.pipe(
           Effect.map((records) => records.map(toEvent)[0])
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     /** Drops dispatched events older than `before` (ISO time): the outbox's retention. */
-    const prune = Effect.fn("EventRepo.prune")(
+    const prune = storeOperation(
       (before: string) =>
         sql<{ readonly id: string }>`DELETE FROM events WHERE dispatched = 1 AND at < ${before} RETURNING id`.pipe(
           Effect.map((rows) => rows.length)
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     /**
      * `prune`, sparing the events that pending deliveries still have to send: a webhook with
      * many attempts can retry for longer than the retention.
      */
-    const pruneSettled = Effect.fn("EventRepo.pruneSettled")(
+    const pruneSettled = storeOperation(
       (before: string) =>
         sql<{ readonly id: string }>`DELETE FROM events WHERE dispatched = 1 AND at < ${before}
           AND id NOT IN (SELECT event_id FROM webhook_deliveries WHERE status = ${"pending"}) RETURNING id`.pipe(
           Effect.map((rows) => rows.length)
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     return { append, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
   })

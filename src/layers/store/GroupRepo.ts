@@ -6,7 +6,7 @@ import type { Group, GroupParticipant, ParticipantAction, ParticipantRole } from
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 
 interface GroupRecord {
   readonly id: string
@@ -66,7 +66,7 @@ export const SqlGroupRepo = Layer.effect(
       })))}`
 
     /** The group as the network described it, replacing what was kept (participants included). */
-    const upsert = Effect.fn("GroupRepo.upsert")(
+    const upsert = Effect.fnUntraced(
       function*(sessionId: string, group: Group) {
         yield* removeRows(sessionId, group.id)
         yield* sql`INSERT INTO chat_groups ${sql.insert({
@@ -95,7 +95,7 @@ export const SqlGroupRepo = Layer.effect(
       )
 
     /** Some fields changed (subject, description, settings); a group not kept is left alone. */
-    const update = Effect.fn("GroupRepo.update")(
+    const update = Effect.fnUntraced(
       function*(sessionId: string, groupId: string, fields: GroupFields) {
         const changes = {
           ...(fields.subject === undefined ? {} : { subject: fields.subject }),
@@ -113,7 +113,7 @@ export const SqlGroupRepo = Layer.effect(
     )
 
     /** Participants were added, removed, promoted or demoted. */
-    const changeParticipants = Effect.fn("GroupRepo.changeParticipants")(
+    const changeParticipants = Effect.fnUntraced(
       function*(sessionId: string, groupId: string, participants: ReadonlyArray<string>, action: ParticipantAction) {
         if (participants.length === 0) return
         yield* sql`DELETE FROM group_participants
@@ -125,17 +125,11 @@ export const SqlGroupRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const remove = Effect.fn("GroupRepo.remove")(
-      (sessionId: string, groupId: string) => removeRows(sessionId, groupId),
-      sql.withTransaction,
-      Effect.asVoid,
-      orStoreUnavailable
-    )
+    const remove = storeOperation(
+      (sessionId: string, groupId: string) => removeRows(sessionId, groupId), sql.withTransaction, Effect.asVoid)
 
-    const find = Effect.fn("GroupRepo.find")(
-      (sessionId: string, groupId: string) => Effect.map(load(sessionId, [groupId]), (groups) => Option.fromNullable(groups[0])),
-      orStoreUnavailable
-    )
+    const find = storeOperation(
+      (sessionId: string, groupId: string) => Effect.map(load(sessionId, [groupId]), (groups) => Option.fromNullable(groups[0])))
 
     /** By subject, then id; paged on groups, each with all its participants (rule 11). */
     const list = Effect.fn("GroupRepo.list")(

@@ -17,7 +17,7 @@ import { recordChatActivity } from "./chatActivity.js"
 import { loadMessages as loadSessionMessages } from "./messageLoading.js"
 import { fromRecord, type MessageRecord, toRecord } from "./messageRecords.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 import { atomically } from "./atomically.js"
 
 
@@ -37,7 +37,7 @@ export const SqlMessageRepo = Layer.effect(
 
     const loadMessages = (sessionId: string, ids: ReadonlyArray<string>) => loadSessionMessages(sql, sessionId, ids)
 
-    const insert = Effect.fn("MessageRepo.insert")(
+    const insert = Effect.fnUntraced(
       function*(row: MessageRow) {
         yield* sql`INSERT INTO messages ${sql.insert({ ...toRecord(row) })}`
         yield* appendHistory(row.id, row.status, row.createdAt)
@@ -47,20 +47,16 @@ export const SqlMessageRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const findById = Effect.fn("MessageRepo.findById")(
+    const findById = storeOperation(
       (sessionId: string, id: string) =>
-        Effect.map(loadMessages(sessionId, [id]), (messages) => Option.fromNullable(messages[0])),
-      orStoreUnavailable
-    )
+        Effect.map(loadMessages(sessionId, [id]), (messages) => Option.fromNullable(messages[0])))
 
     /** The stored row of a message, whatever its session (for the runtime's own bookkeeping). */
-    const findRow = Effect.fn("MessageRepo.findRow")((id: string) => selectRow(sql`id = ${id}`), orStoreUnavailable)
+    const findRow = storeOperation((id: string) => selectRow(sql`id = ${id}`))
 
-    const findByEngineId = Effect.fn("MessageRepo.findByEngineId")(
+    const findByEngineId = storeOperation(
       (sessionId: string, engineMessageId: string) =>
-        selectRow(sql`session_id = ${sessionId} AND engine_message_id = ${engineMessageId}`),
-      orStoreUnavailable
-    )
+        selectRow(sql`session_id = ${sessionId} AND engine_message_id = ${engineMessageId}`))
 
     const filterOf = (sessionId: string, filter: MessageFilter) => {
       const conditions: Array<Fragment> = [sql`session_id = ${sessionId}`]
@@ -116,72 +112,58 @@ export const SqlMessageRepo = Layer.effect(
         return Option.some({ previousStatus: current.value.status, row })
       })
 
-    const updateStatus = Effect.fn("MessageRepo.updateStatus")(
+    const updateStatus = storeOperation(
       (id: string, status: MessageStatus, at: string, error?: MessageError | undefined) =>
-        advance(sql`id = ${id}`, status, at, error),
-      allOrNothing,
-      orStoreUnavailable
-    )
+        advance(sql`id = ${id}`, status, at, error), allOrNothing)
 
     /** `updateStatus` for a network receipt, which names the message by its engine id: found and moved in one go. */
-    const updateStatusByEngineId = Effect.fn("MessageRepo.updateStatusByEngineId")(
+    const updateStatusByEngineId = storeOperation(
       (sessionId: string, engineMessageId: string, status: MessageStatus, at: string, error?: MessageError | undefined) =>
-        advance(sql`session_id = ${sessionId} AND engine_message_id = ${engineMessageId}`, status, at, error),
-      allOrNothing,
-      orStoreUnavailable
-    )
+        advance(sql`session_id = ${sessionId} AND engine_message_id = ${engineMessageId}`, status, at, error), allOrNothing)
 
     /**
      * Outbound messages accepted but not yet acknowledged by the network, to send after a
      * restart. They already carry their engine id, so a resend is the same message.
      */
-    const listUnsent = Effect.fn("MessageRepo.listUnsent")(
+    const listUnsent = storeOperation(
       (sessionId: string) =>
         sql<MessageRecord>`SELECT * FROM messages
           WHERE session_id = ${sessionId} AND from_me = 1 AND status = ${"pending"}
-          ORDER BY created_at ASC, id ASC`.pipe(Effect.map((records) => records.map(fromRecord))),
-      orStoreUnavailable
-    )
+          ORDER BY created_at ASC, id ASC`.pipe(Effect.map((records) => records.map(fromRecord))))
 
     /** How many of those the given sessions have, together (what a graceful shutdown waits for). */
-    const countUnsent = Effect.fn("MessageRepo.countUnsent")(
+    const countUnsent = storeOperation(
       (sessionIds: ReadonlyArray<string>) =>
         sessionIds.length === 0
           ? Effect.succeed(0)
           : sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM messages
             WHERE session_id IN ${sql.in(sessionIds)} AND from_me = 1 AND status = ${"pending"}`.pipe(
             Effect.map(([row]) => fromCount(row?.total))
-          ),
-      orStoreUnavailable
-    )
+          ))
 
-    const countBySession = Effect.fn("MessageRepo.countBySession")(
+    const countBySession = storeOperation(
       (sessionId: string) =>
         sql<{ readonly total: unknown }>`SELECT COUNT(*) AS total FROM messages WHERE session_id = ${sessionId}`.pipe(
           Effect.map(([row]) => fromCount(row?.total))
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     /**
      * A message first stored as unreadable (`unknown`, e.g. DECRYPTION_FAILED) arrived again and
      * can be read: keep its id and history, take the content (media included), and the error
      * only if keeping the media failed.
      */
-    const reviseUnreadable = Effect.fn("MessageRepo.reviseUnreadable")(
+    const reviseUnreadable = storeOperation(
       (id: string, content: Pick<MessageRow, "type" | "text" | "caption" | "media" | "error">, at: string) =>
         sql<{ readonly id: string }>`UPDATE messages SET type = ${content.type}, body = ${content.text},
           caption = ${content.caption}, media = ${toJsonColumn(content.media)}, error = ${toJsonColumn(content.error)},
           updated_at = ${at}
-          WHERE id = ${id} AND type = ${"unknown"} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
-      orStoreUnavailable
-    )
+          WHERE id = ${id} AND type = ${"unknown"} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)))
 
     /**
      * Sets `from`'s reaction on a message, replacing theirs if any; `emoji` "" takes it back.
      * False when nothing changed (the same reaction again, or taking back one never set).
      */
-    const setReaction = Effect.fn("MessageRepo.setReaction")(
+    const setReaction = Effect.fnUntraced(
       function*(messageId: string, from: string, emoji: string, at: string) {
         if (emoji === "") {
           const removed = yield* sql<{ readonly message_id: string }>`DELETE FROM message_reactions
@@ -220,42 +202,34 @@ export const SqlMessageRepo = Layer.effect(
         return Option.some(previous)
       })
 
-    const edit = Effect.fn("MessageRepo.edit")(applyEdit, sql.withTransaction, orStoreUnavailable)
+    const edit = storeOperation(applyEdit, sql.withTransaction)
 
-    const revoke = Effect.fn("MessageRepo.revoke")(
+    const revoke = storeOperation(
       (id: string, at: string) =>
         sql<{ readonly id: string }>`UPDATE messages SET revoked = 1, body = NULL, caption = NULL, media = NULL,
           link_preview = NULL, updated_at = ${at} WHERE id = ${id} AND revoked = 0 RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0)
-        ),
-      orStoreUnavailable
-    )
+        ))
 
-    const setFlag = Effect.fn("MessageRepo.setFlag")(
+    const setFlag = storeOperation(
       (id: string, flag: "starred" | "pinned", value: boolean, at: string) =>
         sql<{ readonly id: string }>`UPDATE messages SET ${sql.literal(flag)} = ${toIntegerBoolean(value)}, updated_at = ${at}
           WHERE id = ${id} AND ${sql.literal(flag)} <> ${toIntegerBoolean(value)} RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0)
-        ),
-      orStoreUnavailable
-    )
+        ))
 
-    const setLinkPreview = Effect.fn("MessageRepo.setLinkPreview")(
+    const setLinkPreview = storeOperation(
       (id: string, preview: LinkPreview, at: string) =>
-        sql`UPDATE messages SET link_preview = ${toJsonColumn(preview)}, updated_at = ${at} WHERE id = ${id}`.pipe(Effect.asVoid),
-      orStoreUnavailable
-    )
+        sql`UPDATE messages SET link_preview = ${toJsonColumn(preview)}, updated_at = ${at} WHERE id = ${id}`.pipe(Effect.asVoid))
 
     /** Votes can arrive out of order (a reconnect replays): an older one never replaces a newer one. */
-    const recordVote = Effect.fn("MessageRepo.recordVote")(
+    const recordVote = storeOperation(
       (messageId: string, voter: string, options: ReadonlyArray<string>, at: string) =>
         sql<{ readonly message_id: string }>`INSERT INTO poll_votes
           ${sql.insert({ message_id: messageId, voter, options: JSON.stringify(options), at })}
           ON CONFLICT (message_id, voter) DO UPDATE SET options = excluded.options, at = excluded.at
           WHERE poll_votes.at <= excluded.at AND poll_votes.options <> excluded.options
-          RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0)),
-      orStoreUnavailable
-    )
+          RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0)))
 
     return {
       edit,

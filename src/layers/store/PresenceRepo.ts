@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { Presence, PresenceState } from "../../domain/Message.js"
 import { PresenceRepo } from "../../runtime/ports/store/PresenceRepo.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { storeOperation } from "./storeFailure.js"
 
 interface PresenceRecord {
   readonly chat_id: string
@@ -17,7 +17,7 @@ export const SqlPresenceRepo = Layer.effect(
     const sql = yield* SqlClient.SqlClient
 
     /** A last-seen time is kept until a newer one comes: "typing" says nothing about it. */
-    const record = Effect.fn("PresenceRepo.record")(
+    const record = storeOperation(
       (sessionId: string, presence: Presence) =>
         sql`INSERT INTO presence ${sql.insert({
           session_id: sessionId,
@@ -27,11 +27,9 @@ export const SqlPresenceRepo = Layer.effect(
           updated_at: presence.updatedAt
         })}
           ON CONFLICT (session_id, chat_id) DO UPDATE SET state = excluded.state,
-            last_seen = COALESCE(excluded.last_seen, presence.last_seen), updated_at = excluded.updated_at`.pipe(Effect.asVoid),
-      orStoreUnavailable
-    )
+            last_seen = COALESCE(excluded.last_seen, presence.last_seen), updated_at = excluded.updated_at`.pipe(Effect.asVoid))
 
-    const find = Effect.fn("PresenceRepo.find")(
+    const find = storeOperation(
       (sessionId: string, chatId: string) =>
         sql<PresenceRecord>`SELECT chat_id, state, last_seen, updated_at FROM presence
           WHERE session_id = ${sessionId} AND chat_id = ${chatId}`.pipe(
@@ -43,9 +41,7 @@ export const SqlPresenceRepo = Layer.effect(
               updatedAt: row.updated_at
             }))
           )
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     return { record, find }
   })

@@ -9,7 +9,7 @@ import type { EngineName, LastError, SessionStatus } from "../../domain/Session.
 import type { SessionSettings } from "../../domain/SessionSettings.js"
 import { fromCount, fromIntegerBoolean, fromJsonColumn, isUniqueViolation, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 import { makeReadCache } from "./readCache.js"
 
 interface SessionRecord {
@@ -80,15 +80,11 @@ export const SqlSessionRepo = Layer.effect(
     // Every send reads its session (does it accept sends, what is its phone): kept between changes.
     const cache = makeReadCache<Option.Option<SessionRow>>(sql)
 
-    const findById = Effect.fn("SessionRepo.findById")(
-      (id: string) => cache.read(id, "row", selectOne(sql`id = ${id}`), Option.isSome),
-      orStoreUnavailable
-    )
+    const findById = storeOperation(
+      (id: string) => cache.read(id, "row", selectOne(sql`id = ${id}`), Option.isSome))
 
-    const findByName = Effect.fn("SessionRepo.findByName")(
-      (name: string) => selectOne(sql`name = ${name}`),
-      orStoreUnavailable
-    )
+    const findByName = storeOperation(
+      (name: string) => selectOne(sql`name = ${name}`))
 
     const insertRow = (row: SessionRow) =>
       sql`INSERT INTO sessions ${
@@ -113,7 +109,7 @@ export const SqlSessionRepo = Layer.effect(
      * The name check runs in the same transaction as the insert; a concurrent writer that slips
      * in between (another process on Postgres) trips the UNIQUE constraint, reported the same way.
      */
-    const insert = Effect.fn("SessionRepo.insert")((row: SessionRow) =>
+    const insert = (row: SessionRow) =>
       Effect.gen(function*() {
         if (Option.isSome(yield* selectOne(sql`name = ${row.name}`))) return yield* nameTaken(row.name)
         yield* insertRow(row)
@@ -122,7 +118,6 @@ export const SqlSessionRepo = Layer.effect(
         Effect.catchTag("SqlError", (error) => Effect.fail(isUniqueViolation(error) ? nameTaken(row.name) : error)),
         orStoreUnavailable
       )
-    )
 
     const list = Effect.fn("SessionRepo.list")(
       (filter: SessionFilter, page: Option.Option<PageRequest>): Effect.Effect<Page<SessionRow>, SqlError> =>
@@ -144,25 +139,21 @@ export const SqlSessionRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const listDesiredRunning = Effect.fn("SessionRepo.listDesiredRunning")(
+    const listDesiredRunning = storeOperation(
       () =>
         sql<SessionRecord>`SELECT * FROM sessions WHERE desired_running = 1 ORDER BY created_at ASC, id ASC`.pipe(
           Effect.map((records) => records.map(fromRecord))
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     /** Sessions are few: one aggregate of their table is cheap, and always agrees with the API. */
-    const countByStatus = Effect.fn("SessionRepo.countByStatus")(
+    const countByStatus = storeOperation(
       () =>
         sql<{ readonly status: SessionStatus; readonly count: unknown }>`SELECT status, COUNT(*) AS count FROM sessions GROUP BY status`.pipe(
           Effect.map((rows): ReadonlyMap<SessionStatus, number> => new Map(rows.map((row) => [row.status, fromCount(row.count)])))
-        ),
-      orStoreUnavailable
-    )
+        ))
 
     /** Applies the fields present in `patch`, bumps `updated_at`, and returns the new row. */
-    const update = Effect.fn("SessionRepo.update")(
+    const update = Effect.fnUntraced(
       function*(id: string, patch: SessionPatch) {
         const updatedAt = DateTime.formatIso(yield* DateTime.now)
         yield* cache.invalidate(id)
@@ -173,7 +164,7 @@ export const SqlSessionRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const setStatusOfMany = Effect.fn("SessionRepo.setStatusOfMany")(
+    const setStatusOfMany = Effect.fnUntraced(
       function*(ids: ReadonlyArray<string>, status: SessionStatus) {
         if (ids.length === 0) return
         const updatedAt = DateTime.formatIso(yield* DateTime.now)
@@ -183,7 +174,7 @@ export const SqlSessionRepo = Layer.effect(
     )
 
     /** Children first, so foreign keys hold at every statement. */
-    const remove = Effect.fn("SessionRepo.remove")(
+    const remove = Effect.fnUntraced(
       function*(id: string) {
         yield* cache.invalidate(id)
         yield* sql`DELETE FROM message_status_history

@@ -6,7 +6,7 @@ import type { DomainEvent } from "../../domain/Events.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
-import { orStoreUnavailable } from "./storeFailure.js"
+import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 
 interface WebhookRecord {
   readonly id: string
@@ -71,7 +71,7 @@ export const SqlWebhookRepo = Layer.effect(
     const load = (ids: ReadonlyArray<string>): Effect.Effect<Array<WebhookRow>, SqlError> =>
       Effect.map(sql<WebhookRecord>`SELECT * FROM webhooks WHERE id IN ${sql.in(ids)}`, (records) => records.map(fromRecord))
 
-    const insert = Effect.fn("WebhookRepo.insert")(
+    const insert = storeOperation(
       (row: WebhookRow) =>
         changing(sql`INSERT INTO webhooks ${sql.insert({
           id: row.id,
@@ -85,15 +85,10 @@ export const SqlWebhookRepo = Layer.effect(
           disabled_reason: row.disabledReason,
           created_at: row.createdAt,
           updated_at: row.updatedAt
-        })}`),
-      Effect.asVoid,
-      orStoreUnavailable
-    )
+        })}`), Effect.asVoid)
 
-    const find = Effect.fn("WebhookRepo.find")(
-      (id: string) => Effect.map(load([id]), (rows) => Option.fromNullable(rows[0])),
-      orStoreUnavailable
-    )
+    const find = storeOperation(
+      (id: string) => Effect.map(load([id]), (rows) => Option.fromNullable(rows[0])))
 
     const list = Effect.fn("WebhookRepo.list")(
       (scope: WebhookScope, page: Option.Option<PageRequest>): Effect.Effect<Page<WebhookRow>, SqlError> =>
@@ -108,7 +103,7 @@ export const SqlWebhookRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    const update = Effect.fn("WebhookRepo.update")(
+    const update = storeOperation(
       (id: string, fields: { readonly [K in "url" | "events" | "enabled" | "headers" | "maxAttempts" | "disabledReason"]?: WebhookRow[K] | undefined }) =>
         Effect.flatMap(DateTime.now, (now) => sql`UPDATE webhooks SET ${sql.update({
           ...(fields.url === undefined ? {} : { url: fields.url }),
@@ -118,14 +113,10 @@ export const SqlWebhookRepo = Layer.effect(
           ...(fields.maxAttempts === undefined ? {} : { max_attempts: fields.maxAttempts }),
           ...(fields.disabledReason === undefined ? {} : { disabled_reason: fields.disabledReason }),
           updated_at: DateTime.formatIso(now)
-        })} WHERE id = ${id}`),
-      changing,
-      Effect.asVoid,
-      orStoreUnavailable
-    )
+        })} WHERE id = ${id}`), changing, Effect.asVoid)
 
     /** The webhook with its deliveries and their attempts. */
-    const remove = Effect.fn("WebhookRepo.remove")(
+    const remove = Effect.fnUntraced(
       function*(id: string) {
         yield* sql`DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = ${id})`
         yield* sql`DELETE FROM webhook_deliveries WHERE webhook_id = ${id}`
@@ -138,18 +129,16 @@ export const SqlWebhookRepo = Layer.effect(
     )
 
     /** The enabled webhooks that want this event: global ones and its session's, for its kind or "*". */
-    const matching = Effect.fn("WebhookRepo.matching")(
+    const matching = storeOperation(
       (event: DomainEvent) =>
         Effect.map(all, (rows) =>
           rows.filter((row) =>
             row.enabled && (row.sessionId === null || row.sessionId === event.sessionId) &&
             (row.events.includes("*") || row.events.includes(event.event))
-          )),
-      orStoreUnavailable
-    )
+          )))
 
     /** Every webhook, enabled or not, from the kept copy. */
-    const cached = Effect.fn("WebhookRepo.cached")(() => all, orStoreUnavailable)
+    const cached = storeOperation(() => all)
 
     return { insert, find, list, update, remove, matching, cached, forget } as const
   })
