@@ -14,9 +14,10 @@ import type { StoreUnavailable } from "../../../domain/Errors.js"
  * caller that writes one thing after another (a session's stream of receipts): each of its
  * writes would wait a turn of the event loop for company, and it would fall behind. A write must be
  * Store work only (it may run twice: once in a batch that rolled back, once alone) and short:
- * the batch holds the transaction while its members run.
+ * the batch holds the transaction while its members run. It needs no services: it runs in the
+ * batch's fiber, with the Store's.
  */
 export class GroupCommit extends Context.Tag("switchboard/GroupCommit")<GroupCommit, {
   /** Runs `write` in the next batch's transaction; answers after the commit. Inside a transaction already, joins it. */
-  readonly write: <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StoreUnavailable, R>
+  readonly write: <A, E>(write: Effect.Effect<A, E>) => Effect.Effect<A, E | StoreUnavailable>
 }>() {}
