@@ -15,7 +15,8 @@ let counter = 0
 const poolSize = 4096
 let pool = randomBytes(poolSize)
 let poolOffset = 0
-const takeRandom = (length: number): Buffer => {
+/** Random bytes, handed out once each (a view of the pool: copy them before writing to them). */
+export const randomFromPool = (length: number): Buffer => {
   if (poolOffset + length > poolSize) {
     pool = randomBytes(poolSize)
     poolOffset = 0
@@ -32,13 +33,13 @@ const takeRandom = (length: number): Buffer => {
 export const uuidv7 = (now: number = Date.now()): string => {
   if (now > lastMillis) {
     lastMillis = now
-    counter = takeRandom(2).readUInt16BE(0) & 0x07ff // start low enough to leave room to count
+    counter = randomFromPool(2).readUInt16BE(0) & 0x07ff // start low enough to leave room to count
   } else if (++counter > 0x0fff) {
     lastMillis += 1 // a full millisecond's worth: borrow the next one rather than repeat
     counter = 0
   }
   // A copy: the id's own bytes are overwritten below, never the pool's.
-  const bytes = Buffer.from(takeRandom(16))
+  const bytes = Buffer.from(randomFromPool(16))
   bytes.writeUIntBE(lastMillis, 0, 6)
   bytes[6] = 0x70 | (counter >> 8)
   bytes[7] = counter & 0xff

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto"
+import { randomFromPool } from "../../../domain/uuidv7.js"
 import { Effect } from "effect"
 import type { Me } from "../../../domain/Session.js"
 
@@ -17,9 +18,19 @@ export const echoPrefix = "1555000"
 const digestNumber = (label: string, sessionId: string): bigint =>
   BigInt("0x" + createHash("sha256").update(`${label}:${sessionId}`).digest("hex").slice(0, 16))
 
+/** The phones worked out so far: the network asks for a session's phone on every send. */
+const phones = new Map<string, string>()
+
 /** `"999"` + 9 digits derived from sha256(sessionId). */
-export const sandboxPhoneOf = (sessionId: string): string =>
-  sandboxCountryCode + (digestNumber("phone", sessionId) % 1_000_000_000n).toString().padStart(9, "0")
+export const sandboxPhoneOf = (sessionId: string): string => {
+  let phone = phones.get(sessionId)
+  if (phone === undefined) {
+    phone = sandboxCountryCode + (digestNumber("phone", sessionId) % 1_000_000_000n).toString().padStart(9, "0")
+    if (phones.size >= 100_000) phones.clear()
+    phones.set(sessionId, phone)
+  }
+  return phone
+}
 
 /** A 14-digit lid: WhatsApp's privacy id is unrelated to the phone number, so it is derived apart. */
 const sandboxLidOf = (sessionId: string): string =>
@@ -38,7 +49,7 @@ export const sandboxMeOf = (sessionId: string): Me => {
 export const isEchoPhone = (phone: string): boolean => phone.startsWith(echoPrefix)
 
 /** Like WhatsApp's own ids: a fixed prefix and random uppercase hex ("SB" + 20 hex digits). */
-export const newSandboxMessageId = (): string => "SB" + randomBytes(10).toString("hex").toUpperCase()
+export const newSandboxMessageId = (): string => "SB" + randomFromPool(10).toString("hex").toUpperCase()
 
 export const newQrRef: Effect.Effect<string> = Effect.sync(() => randomBytes(12).toString("base64url"))
 
