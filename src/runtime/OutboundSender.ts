@@ -1,4 +1,5 @@
 import { untilStoreIsBack } from "./storeOutage.js"
+import { retryAfterFailure } from "./retryAfterFailure.js"
 import { DateTime, Duration, Effect, Option, Queue, Ref, Schedule, Stream, SubscriptionRef } from "effect"
 import { mediaKey, type MediaStoreService } from "./ports/MediaStore.js"
 import type { MessageRow } from "./ports/store/MessageRepo.js"
@@ -203,8 +204,7 @@ export const makeOutbound = (deps: OutboundDeps) =>
             statusAudience: row.value.sendOptions?.statusAudience
           })
         })
-        const sent = yield* send.pipe(
-          Effect.retry({ schedule: transientRetry, while: (error: EngineError) => error.transient }),
+        const sent = yield* retryAfterFailure(send, { schedule: transientRetry, while: (error: EngineError) => error.transient }).pipe(
           Effect.either,
           Effect.zipLeft(clearTyping)
         )
