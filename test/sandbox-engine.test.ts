@@ -563,4 +563,36 @@ describe("on the SQL ledger in a SQLite file", () => {
       expect(yield* heldRows(file, "bob")).toEqual([])
       expect(yield* heldRows(file, "alice")).toEqual([])
     }))
+
+  it.effect("a `sent` receipt waiting on a Ready line has no row of its own, yet a network killed before it was taken hands it again when the message is sent again", () =>
+    Effect.gen(function*() {
+      const file = join(mkdtempSync(join(tmpdir(), "switchboard-sandbox-")), "store.db")
+      const networkOnFile = () => SandboxNetwork.layer({ pairDelay: 0 }).pipe(Layer.provide(ledgerAt(file)), Layer.provide(mediaStore()))
+      const command = { engineMessageId: "SB-UNHEARD", chatId: "447700900123@c.us", content: { type: "text" as const, text: "to nobody" } }
+
+      // The first process is killed, not shut down: its scope never closes, so nothing more is written.
+      const killed = yield* Scope.make()
+      const first = yield* Layer.buildWithScope(networkOnFile(), killed)
+      yield* Effect.gen(function*() {
+        const network = yield* SandboxNetwork
+        const alice = yield* network.attach("alice").pipe(Scope.extend(killed))
+        yield* alice.becomeReady
+        yield* alice.send(command)
+        yield* TestClock.adjust(Duration.millis(1)) // the `sent` receipt is in alice's inbox, not taken
+      }).pipe(Effect.provide(first))
+      expect(yield* heldRows(file, "alice")).toEqual([])
+
+      // The restarted gateway still has the message pending, so it sends it again.
+      yield* Effect.gen(function*() {
+        const network = yield* SandboxNetwork
+        const alice = yield* network.attach("alice")
+        yield* alice.becomeReady
+        yield* alice.send(command)
+        yield* TestClock.adjust(Duration.millis(1))
+        const toAlice = yield* alice.events.pipe(Stream.take(2), Stream.runCollect)
+        expect(Chunk.toReadonlyArray(toAlice).map((event) =>
+          event._tag === "MessageStatusChanged" ? `${event.engineMessageId}:${event.status}` : event._tag
+        )).toEqual(["Ready", "SB-UNHEARD:sent"])
+      }).pipe(Effect.scoped, Effect.provide(networkOnFile()))
+    }))
 })

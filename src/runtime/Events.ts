@@ -14,6 +14,8 @@ import type { DomainEvent } from "../domain/Events.js"
  */
 export interface EventsService {
   readonly publish: (event: DomainEvent) => Effect.Effect<void, StoreUnavailable>
+  /** Several events of one change, in this order: one outbox write for all of them. */
+  readonly publishAll: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<void, StoreUnavailable>
   /**
    * A live feed from the moment of subscription: every event of the gateway (in a cluster,
    * of every runner). Subscribe inside a scope to not miss events.
@@ -40,9 +42,11 @@ export class Events extends Context.Tag("switchboard/Events")<Events, EventsServ
       const outbox = yield* EventRepo
       const store = yield* Store
       const bus = yield* makeEventBus
+      const publishAll = Effect.fn("Events.publishAll")((events: ReadonlyArray<DomainEvent>) =>
+        Effect.zipRight(outbox.appendAll(events), store.afterCommit(Effect.forEach(events, bus.publish, { discard: true }))))
       return Events.of({
-        publish: Effect.fn("Events.publish")((event: DomainEvent) =>
-          Effect.zipRight(outbox.append(event), store.afterCommit(Effect.asVoid(bus.publish(event))))),
+        publish: (event: DomainEvent) => publishAll([event]),
+        publishAll,
         subscribe: bus.subscribe,
         subscribeLocal: bus.subscribe
       })

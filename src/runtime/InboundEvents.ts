@@ -301,22 +301,19 @@ const applyStatus = (
     const { previousStatus, row: updated } = changed.value
     // `message.sent` marks the network taking the message (one tick), with the message as
     // stored; an engine that reports no server ack goes from pending straight to delivered.
-    if (previousStatus === "pending" && updated.status !== "failed") {
-      const message = yield* messages.findById(sessionId, updated.id)
-      if (Option.isSome(message)) yield* events.publish(makeEvent("message.sent", sessionId, { message: message.value }, now))
-    }
-    yield* events.publish(makeEvent("message.ack", sessionId, {
+    const sent = previousStatus === "pending" && updated.status !== "failed"
+      ? [makeEvent("message.sent", sessionId, { message: yield* messages.leftPending(changed.value) }, now)]
+      : []
+    const ack = makeEvent("message.ack", sessionId, {
       messageId: updated.id,
       chatId: updated.chatId,
       status: updated.status,
       ack: updated.ack,
       previousStatus
-    }, now))
-    if (updated.status === "failed") {
-      yield* events.publish(makeEvent("message.failed", sessionId, {
-        messageId: updated.id,
-        chatId: updated.chatId,
-        error: updated.error
-      }, now))
-    }
+    }, now)
+    const failed = updated.status === "failed"
+      ? [makeEvent("message.failed", sessionId, { messageId: updated.id, chatId: updated.chatId, error: updated.error }, now)]
+      : []
+    // One outbox write for the events of this one change.
+    yield* events.publishAll([...sent, ack, ...failed])
   })

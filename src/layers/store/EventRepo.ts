@@ -30,21 +30,22 @@ export const SqlEventRepo = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = (event: DomainEvent, dispatched: boolean) =>
-      sql`INSERT INTO events ${sql.insert({
+    const insert = (events: ReadonlyArray<DomainEvent>, dispatched: boolean) =>
+      events.length === 0 ? Effect.void : sql`INSERT INTO events ${sql.insert(events.map((event) => ({
         id: event.id,
         session_id: event.sessionId,
         kind: event.event,
         at: event.timestamp,
         data: JSON.stringify(event.data ?? null),
         dispatched: toIntegerBoolean(dispatched)
-      })}`
+      })))}`
 
-    const append = storeOperation((event: DomainEvent) => insert(event, false), Effect.asVoid)
+    const append = storeOperation((event: DomainEvent) => insert([event], false), Effect.asVoid)
+
+    const appendAll = storeOperation((events: ReadonlyArray<DomainEvent>) => insert(events, false), Effect.asVoid)
 
     /** An event that is never fanned out (a webhook test, delivered to its one webhook by the dispatcher). */
-    const appendDispatched = storeOperation(
-      (event: DomainEvent) => insert(event, true), Effect.asVoid)
+    const appendDispatched = storeOperation((event: DomainEvent) => insert([event], true), Effect.asVoid)
 
     /** The oldest events not yet handed to the webhooks, oldest first. */
     const undispatched = storeOperation(
@@ -92,6 +93,6 @@ export const SqlEventRepo = Layer.effect(
           Effect.map((rows) => rows.length)
         ))
 
-    return { append, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
+    return { append, appendAll, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
   })
 )

@@ -15,11 +15,28 @@ import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromCount, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import { recordChatActivity } from "./chatActivity.js"
 import { loadMessages as loadSessionMessages } from "./messageLoading.js"
-import { fromRecord, type MessageRecord, toRecord } from "./messageRecords.js"
+import {
+  fromRecord,
+  type HistoryRecord,
+  type MessageRecord,
+  type ReactionRecord,
+  toMessage,
+  toRecord,
+  type VoteRecord
+} from "./messageRecords.js"
 import { listByRootIds } from "./paging.js"
 import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 import { atomically } from "./atomically.js"
 
+/** The status a receipt for each status usually follows (none for `pending`, which nothing precedes). */
+const usualPredecessor: Record<MessageStatus, MessageStatus | undefined> = {
+  pending: undefined,
+  failed: "pending",
+  sent: "pending",
+  delivered: "sent",
+  read: "delivered",
+  played: "read"
+}
 
 export const SqlMessageRepo = Layer.effect(
   MessageRepo,
@@ -93,6 +110,42 @@ export const SqlMessageRepo = Layer.effect(
       at: string,
       error: MessageError | undefined
     ): Effect.Effect<Option.Option<StatusTransition>, SqlError> =>
+      Effect.flatMap(advanceFromUsual(which, next, at, error), (moved) =>
+        Option.isSome(moved) ? Effect.succeed(moved) : advanceFromCurrent(which, next, at, error))
+
+    /**
+     * Receipts nearly always come in order (pending → sent → delivered → read), so the move is
+     * first tried as one compare-and-set from the status that usually comes just before `next`:
+     * when it takes, that status is the previous one and the row comes back from the UPDATE,
+     * with no read before it. The first matching row is the one `selectRow` would have read.
+     */
+    const advanceFromUsual = (
+      which: Fragment,
+      next: MessageStatus,
+      at: string,
+      error: MessageError | undefined
+    ): Effect.Effect<Option.Option<StatusTransition>, SqlError> =>
+      Effect.gen(function*() {
+        const usual = usualPredecessor[next]
+        if (usual === undefined) return Option.none()
+        const newError = error === undefined ? sql`error` : sql`${toJsonColumn(error)}`
+        const [moved] = yield* sql<MessageRecord>`UPDATE messages
+          SET status = ${next}, ack = ${ackOf[next]}, error = ${newError}, updated_at = ${at}
+          WHERE id = (SELECT id FROM messages WHERE ${which} ORDER BY created_at ASC, id ASC LIMIT 1)
+            AND status = ${usual}
+          RETURNING *`
+        if (moved === undefined) return Option.none()
+        yield* appendHistory(moved.id, next, at)
+        return Option.some({ previousStatus: usual, row: fromRecord(moved) })
+      })
+
+    /** The general case: read the current status, then a compare-and-set on it. */
+    const advanceFromCurrent = (
+      which: Fragment,
+      next: MessageStatus,
+      at: string,
+      error: MessageError | undefined
+    ): Effect.Effect<Option.Option<StatusTransition>, SqlError> =>
       Effect.gen(function*() {
         const current = yield* selectRow(which)
         if (Option.isNone(current) || !isStatusAdvance(current.value.status, next)) return Option.none()
@@ -107,7 +160,7 @@ export const SqlMessageRepo = Layer.effect(
         const updated = yield* sql<{ readonly id: string }>`UPDATE messages
           SET status = ${row.status}, ack = ${row.ack}, error = ${toJsonColumn(row.error)}, updated_at = ${at}
           WHERE id = ${id} AND status = ${current.value.status} RETURNING id`
-        if (updated.length === 0) return yield* advance(which, next, at, error)
+        if (updated.length === 0) return yield* advanceFromCurrent(which, next, at, error)
         yield* appendHistory(id, next, at)
         return Option.some({ previousStatus: current.value.status, row })
       })
@@ -120,6 +173,26 @@ export const SqlMessageRepo = Layer.effect(
     const updateStatusByEngineId = storeOperation(
       (sessionId: string, engineMessageId: string, status: MessageStatus, at: string, error?: MessageError | undefined) =>
         advance(sql`session_id = ${sessionId} AND engine_message_id = ${engineMessageId}`, status, at, error), allOrNothing)
+
+    /**
+     * A message that just left `pending` has in its history only its acceptance and this move,
+     * so only its reactions and poll votes are read to give its API form.
+     */
+    const leftPending = storeOperation(
+      (transition: StatusTransition) =>
+        Effect.gen(function*() {
+          const { row } = transition
+          const reactions = yield* sql<ReactionRecord>`SELECT message_id, from_id, emoji, at FROM message_reactions
+            WHERE message_id = ${row.id}`
+          const votes = row.poll === null
+            ? []
+            : yield* sql<VoteRecord>`SELECT message_id, voter, options, at FROM poll_votes WHERE message_id = ${row.id}`
+          const history: Array<HistoryRecord> = [
+            { message_id: row.id, status: transition.previousStatus, at: row.createdAt },
+            { message_id: row.id, status: row.status, at: row.updatedAt }
+          ]
+          return toMessage(row, history, reactions, votes)
+        }))
 
     /**
      * Outbound messages accepted but not yet acknowledged by the network, to send after a
@@ -246,6 +319,7 @@ export const SqlMessageRepo = Layer.effect(
       list,
       updateStatus,
       updateStatusByEngineId,
+      leftPending,
       listUnsent,
       countUnsent,
       countBySession

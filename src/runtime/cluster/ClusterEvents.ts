@@ -64,10 +64,16 @@ export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | Store | S
 
     yield* listenScoped(pg, CHANNEL, received)
 
+    // The notification goes out with the commit (Postgres holds it until then), and so does this runner's own copy.
+    const publishAll = Effect.fn("Events.publishAll")((events: ReadonlyArray<DomainEvent>) =>
+      Effect.all([
+        outbox.appendAll(events),
+        Effect.forEach(events, announce, { discard: true }),
+        store.afterCommit(Effect.forEach(events, here.publish, { discard: true }))
+      ], { discard: true }))
     return Events.of({
-      // The notification goes out with the commit (Postgres holds it until then), and so does this runner's own copy.
-      publish: Effect.fn("Events.publish")((event: DomainEvent) =>
-        Effect.all([outbox.append(event), announce(event), store.afterCommit(Effect.asVoid(here.publish(event)))], { discard: true })),
+      publish: (event: DomainEvent) => publishAll([event]),
+      publishAll,
       subscribe: everywhere.subscribe,
       subscribeLocal: here.subscribe
     })

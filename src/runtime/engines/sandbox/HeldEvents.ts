@@ -11,6 +11,8 @@ import { type HeldEntry, type HeldEvent, heldKeyOf, type LedgerOperations } from
 interface Held {
   readonly seq: number
   readonly event: HeldEvent
+  /** Whether the ledger has its row; one held with `writeLater` has none until `writeDeferred`. */
+  readonly written: boolean
 }
 
 export type HeldEvents = Effect.Effect.Success<ReturnType<typeof makeHeldEvents>>
@@ -20,7 +22,7 @@ export const makeHeldEvents = (ledger: LedgerOperations<never>, remembered: Read
     const bySession = yield* Ref.make(
       remembered.reduce(
         (all, { event, key, seq, sessionId }) =>
-          HashMap.set(all, sessionId, HashMap.set(entriesIn(all, sessionId), key, { seq, event })),
+          HashMap.set(all, sessionId, HashMap.set(entriesIn(all, sessionId), key, { seq, event, written: true })),
         HashMap.empty<string, HashMap.HashMap<string, Held>>()
       )
     )
@@ -35,8 +37,15 @@ export const makeHeldEvents = (ledger: LedgerOperations<never>, remembered: Read
 
     const entriesOf = (sessionId: string) => Ref.get(bySession).pipe(Effect.map((all) => entriesIn(all, sessionId)))
 
-    /** Holds the event for the session; `false` when it was already held (so it needs no second hand-over). */
-    const hold = (sessionId: string, event: HeldEvent): Effect.Effect<boolean> =>
+    const setEntries = (sessionId: string, entries: HashMap.HashMap<string, Held>) =>
+      Ref.update(bySession, HashMap.isEmpty(entries) ? HashMap.remove(sessionId) : HashMap.set(sessionId, entries))
+
+    /**
+     * Holds the event for the session; `false` when it was already held (so it needs no second
+     * hand-over). With `writeLater` the ledger row waits for `writeDeferred`, and is never
+     * written if the consumer takes the event first (see `Switchboard.handTo`).
+     */
+    const hold = (sessionId: string, event: HeldEvent, options?: { readonly writeLater: boolean }): Effect.Effect<boolean> =>
       Effect.gen(function*() {
         const seq = yield* Ref.get(nextSeq)
         const key = keys.get(event) ?? heldKeyOf(event, seq)
@@ -44,8 +53,9 @@ export const makeHeldEvents = (ledger: LedgerOperations<never>, remembered: Read
         if (HashMap.has(entries, key)) return false
         yield* Ref.set(nextSeq, seq + 1)
         keys.set(event, key)
-        yield* Ref.set(bySession, HashMap.set(yield* Ref.get(bySession), sessionId, HashMap.set(entries, key, { seq, event })))
-        yield* ledger.hold(sessionId, key, seq, event)
+        const written = options?.writeLater !== true
+        yield* setEntries(sessionId, HashMap.set(entries, key, { seq, event, written }))
+        if (written) yield* ledger.hold(sessionId, key, seq, event)
         return true
       })
 
@@ -54,11 +64,21 @@ export const makeHeldEvents = (ledger: LedgerOperations<never>, remembered: Read
       Effect.gen(function*() {
         const key = keys.get(event)
         const entries = yield* entriesOf(sessionId)
-        if (key === undefined || !HashMap.has(entries, key)) return false
-        const rest = HashMap.remove(entries, key)
-        yield* Ref.update(bySession, HashMap.isEmpty(rest) ? HashMap.remove(sessionId) : HashMap.set(sessionId, rest))
-        yield* ledger.release(sessionId, key)
+        const entry = key === undefined ? Option.none() : HashMap.get(entries, key)
+        if (key === undefined || Option.isNone(entry)) return false
+        yield* setEntries(sessionId, HashMap.remove(entries, key))
+        if (entry.value.written) yield* ledger.release(sessionId, key)
         return true
+      })
+
+    /** Writes the session's events held with `writeLater` that are still held: from now on they must outlive the process. */
+    const writeDeferred = (sessionId: string): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const entries = yield* entriesOf(sessionId)
+        const unwritten = Array.from(entries).filter(([, entry]) => !entry.written).sort(([, a], [, b]) => a.seq - b.seq)
+        if (unwritten.length === 0) return
+        yield* setEntries(sessionId, unwritten.reduce((all, [key, entry]) => HashMap.set(all, key, { ...entry, written: true }), entries))
+        yield* Effect.forEach(unwritten, ([key, { event, seq }]) => ledger.hold(sessionId, key, seq, event), { discard: true })
       })
 
     /** Everything held for the session, in arrival order. */
@@ -70,7 +90,7 @@ export const makeHeldEvents = (ledger: LedgerOperations<never>, remembered: Read
     /** Memory only: the caller drops the session from the ledger together with its other records. */
     const forget = (sessionId: string) => Ref.update(bySession, HashMap.remove(sessionId))
 
-    return { hold, release, inOrder, forget }
+    return { hold, release, writeDeferred, inOrder, forget }
   })
 
 const entriesIn = (all: HashMap.HashMap<string, HashMap.HashMap<string, Held>>, sessionId: string) =>

@@ -89,8 +89,17 @@ const switchboardOf = (state: {
 }) => {
   const { serialized, ledger, lines, phoneOwners, held, sentMessages, ackDelay, scheduled } = state
 
+  /**
+   * A message is recorded as the network takes it, its `sent` ack already scheduled (every
+   * sender does both at once). The ledger says `sent` from the start, so that ack is a change of
+   * memory only (`applyStatus`), and a gateway restarted before it arrived, which sends the
+   * message again, hears `sent` from `resend`.
+   */
   const recordSent = (engineMessageId: string, message: SentMessage) =>
-    Effect.zipRight(Ref.update(sentMessages, HashMap.set(engineMessageId, message)), ledger.recordSent(engineMessageId, message))
+    Effect.zipRight(
+      Ref.update(sentMessages, HashMap.set(engineMessageId, message)),
+      ledger.recordSent(engineMessageId, message.status === "pending" ? { ...message, status: "sent" } : message)
+    )
 
   const liveLine = (sessionId: string) => Ref.get(lines).pipe(Effect.map(HashMap.get(sessionId)))
 
@@ -147,9 +156,15 @@ const switchboardOf = (state: {
    */
   const handTo = (sessionId: string, event: HeldEvent): Effect.Effect<void> =>
     Effect.gen(function*() {
-      if (!(yield* knows(sessionId)) || !(yield* held.hold(sessionId, event))) return
+      if (!(yield* knows(sessionId))) return
       const live = yield* liveLine(sessionId)
-      if (Option.isSome(live) && live.value.ready) yield* Queue.offer(live.value.inbox, event)
+      const ready = Option.isSome(live) && live.value.ready
+      // A `sent` receipt offered at once is usually taken at once: its ledger row is written
+      // only if its line goes away first (`unplug`, `close`). Killed meanwhile, the gateway still
+      // has the message pending and sends it again, and `resend` hands the receipt again.
+      const writeLater = ready && event._tag === "MessageStatusChanged" && event.status === "sent"
+      if (!(yield* held.hold(sessionId, event, { writeLater }))) return
+      if (ready) yield* Queue.offer(live.value.inbox, event)
     })
 
   /**
@@ -191,7 +206,10 @@ const switchboardOf = (state: {
     Effect.gen(function*() {
       const message = HashMap.get(yield* Ref.get(sentMessages), engineMessageId)
       if (Option.isNone(message) || !isStatusAdvance(message.value.status, status)) return
-      yield* recordSent(engineMessageId, { ...message.value, status })
+      const moved = { ...message.value, status }
+      // The ledger says `sent` already (see `recordSent`).
+      if (status === "sent") yield* Ref.update(sentMessages, HashMap.set(engineMessageId, moved))
+      else yield* recordSent(engineMessageId, moved)
       yield* handTo(message.value.senderSessionId, EngineEvent.MessageStatusChanged({ engineMessageId, status }))
     })
 
@@ -201,6 +219,7 @@ const switchboardOf = (state: {
       onSome: (live) =>
         Queue.offer(live.inbox, EngineEvent.Closed({ reason })).pipe(
           Effect.zipRight(Ref.update(lines, HashMap.remove(line.sessionId))),
+          Effect.zipRight(held.writeDeferred(line.sessionId)),
           Effect.zipRight(Deferred.succeed(live.closed, undefined)),
           Effect.as(true)
         )
@@ -223,7 +242,7 @@ const switchboardOf = (state: {
   const unplug = (line: Line) =>
     current(line).pipe(Effect.flatMap(Option.match({
       onNone: () => Effect.void,
-      onSome: () => Ref.update(lines, HashMap.remove(line.sessionId))
+      onSome: () => Effect.zipRight(Ref.update(lines, HashMap.remove(line.sessionId)), held.writeDeferred(line.sessionId))
     })))
 
   const becomeReady = (line: Line) =>

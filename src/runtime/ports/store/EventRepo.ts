@@ -14,6 +14,8 @@ export interface EventFilter {
  */
 export class EventRepo extends Context.Tag("switchboard/EventRepo")<EventRepo, {
   readonly append: (event: DomainEvent) => Effect.Effect<void, StoreUnavailable>
+  /** Appends several events with one statement. */
+  readonly appendAll: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<void, StoreUnavailable>
   readonly appendDispatched: (event: DomainEvent) => Effect.Effect<void, StoreUnavailable>
   readonly undispatched: (limit: number) => Effect.Effect<DomainEvent[], StoreUnavailable>
   readonly markDispatched: (ids: readonly string[]) => Effect.Effect<void, StoreUnavailable>

@@ -127,6 +127,11 @@ export class MessageRepo extends Context.Tag("switchboard/MessageRepo")<MessageR
     at: string,
     error?: MessageError | undefined
   ) => Effect.Effect<Option.Option<StatusTransition>, StoreUnavailable>
+  /**
+   * The API form of a message a transition just took out of `pending` (what `message.sent`
+   * carries), built from the transition without reading the message again.
+   */
+  readonly leftPending: (transition: StatusTransition) => Effect.Effect<Message, StoreUnavailable>
   readonly listUnsent: (sessionId: string) => Effect.Effect<MessageRow[], StoreUnavailable>
   readonly countUnsent: (sessionIds: readonly string[]) => Effect.Effect<number, StoreUnavailable>
   readonly countBySession: (sessionId: string) => Effect.Effect<number, StoreUnavailable>
