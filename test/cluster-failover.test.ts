@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import {
   backOnSurvivors,
+  keepLogsOnFailure,
   keepSending,
   placement,
   type Runner,
@@ -70,6 +71,10 @@ describe.skipIf(unavailable("postgres", "cluster failover") ?? unavailable("redi
     runners.push(...cluster.runners)
     console.log(`3 runners listening after ${Date.now() - fileStartedAt} ms`)
   }, 120_000)
+
+  // A session misplaced (hosted by no runner or by two) is explained only by what each runner
+  // did with it and its shard: keep every runner's output when a test fails.
+  beforeEach(() => keepLogsOnFailure("cluster-failover", () => cluster, () => ({ sessions: { sessionIds, hosts: Object.fromEntries(hosts) } })))
 
   afterAll(async () => {
     await receiver?.close()
