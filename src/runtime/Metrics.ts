@@ -1,5 +1,5 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
-import { Context, Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
 import { SessionSupervisor } from "./SessionSupervisor.js"
@@ -156,12 +156,10 @@ const make = Effect.gen(function*() {
   // table at scrape time: that table grows without bound and a GROUP BY over it every scrape
   // is a full scan, while an event costs one increment. Counters start at 0 with the process,
   // as Prometheus expects (rate() and increase() handle the reset).
-  const feed = yield* events.subscribeLocal
-  yield* Effect.forkScoped(Stream.runForEach(feed, (event) =>
-    Effect.sync(() => {
-      const count = messageCountOf(event)
-      if (count !== undefined) messages.inc(count)
-    })))
+  yield* events.observeLocal((event) => {
+    const count = messageCountOf(event)
+    if (count !== undefined) messages.inc(count)
+  })
 
 
   const readScrapeTimeGauges = Effect.gen(function*() {

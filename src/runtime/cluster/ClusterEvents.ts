@@ -75,7 +75,8 @@ export const ClusterEventsLive: Layer.Layer<Events, never, EventRepo | Store | S
       publish: (event: DomainEvent) => publishAll([event]),
       publishAll,
       subscribe: everywhere.subscribe,
-      subscribeLocal: here.subscribe
+      observe: everywhere.observe,
+      observeLocal: here.observe
     })
   })
 )

@@ -1,5 +1,5 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
-import { Clock, Context, Duration, Effect, Either, Layer, Schedule, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { AppSettings } from "../../domain/Settings.js"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
@@ -135,9 +135,10 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
     })
 
     if (share.index === 0) {
-      // Subscribed before the loops start: an event published from here on wakes the fan-out.
-      const feed = yield* events.subscribe
-      yield* Effect.forkScoped(Stream.runForEach(feed, (event) => (event.event === "webhook.test" ? Effect.void : published.raise)))
+      // Observed before the loops start: an event published from here on wakes the fan-out.
+      yield* events.observe((event) => {
+        if (event.event !== "webhook.test") published.raiseNow()
+      })
       yield* Effect.forkScoped(Effect.forever(surviving("webhook fan-out", options.pollInterval)(fanOutPass)))
       yield* Effect.forkScoped(Effect.repeat(surviving("outbox pruning")(prune), Schedule.spaced(options.pruneInterval)))
     }

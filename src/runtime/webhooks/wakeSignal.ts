@@ -6,11 +6,14 @@ import { type Duration, Effect, Queue } from "effect"
  */
 export interface WakeSignal {
   readonly raise: Effect.Effect<void>
+  /** `raise`, from outside an effect (an event observer). */
+  readonly raiseNow: () => void
   /** Returns when raised, or after `atMost`. */
   readonly wait: (atMost: Duration.DurationInput) => Effect.Effect<void>
 }
 
 export const makeWakeSignal: Effect.Effect<WakeSignal> = Effect.map(Queue.dropping<void>(1), (queue) => ({
   raise: Effect.asVoid(Queue.offer(queue, undefined)),
+  raiseNow: () => void queue.unsafeOffer(undefined),
   wait: (atMost) => Effect.asVoid(Effect.timeoutOption(Queue.take(queue), atMost))
 }))
