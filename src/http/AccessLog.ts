@@ -1,6 +1,6 @@
 import { HttpServerError, HttpServerRequest } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
-import { Clock, Effect, Exit, FiberRef, Option } from "effect"
+import { Clock, Effect, Exit, FiberRef, LogLevel, Option } from "effect"
 import { matchedEndpoint } from "./Endpoints.js"
 import { authenticatedCaller, CurrentRequest } from "./RequestTracking.js"
 
@@ -18,10 +18,14 @@ export const logRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E
   Effect.gen(function*() {
     const { method } = yield* HttpServerRequest.HttpServerRequest
     const { clientIp, pathname, startedAt } = yield* CurrentRequest
-    if (quiet(pathname)) return yield* app
+    // Below the log level nothing is gathered: a line per request costs more than most handlers.
+    const minimum = yield* FiberRef.get(FiberRef.currentMinimumLogLevel)
+    if (quiet(pathname) || LogLevel.greaterThan(minimum, LogLevel.Warning)) return yield* app
+    const successesLogged = LogLevel.lessThanEqual(minimum, LogLevel.Info)
     return yield* Effect.onExit(app, (exit) =>
       Effect.gen(function*() {
         const status = Exit.isSuccess(exit) ? exit.value.status : (yield* HttpServerError.causeResponse(exit.cause))[0].status
+        if (status < 500 && !successesLogged) return
         const line = status >= 500 ? Effect.logWarning("request") : Effect.logInfo("request")
         // what the router matched and whom authentication let in are known only now
         const matched = yield* FiberRef.get(matchedEndpoint)
