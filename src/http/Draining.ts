@@ -26,21 +26,15 @@ const shuttingDown = HttpServerResponse.unsafeJson(
  */
 export const drainRequests = (lookUpEndpoint: EndpointLookup) =>
 <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest | Lifecycle> =>
-  Effect.gen(function*() {
-    const lifecycle = yield* Lifecycle
-    const { pathname } = yield* CurrentRequest
+  Effect.flatMap(Effect.zip(Lifecycle, CurrentRequest), ([lifecycle, { pathname }]) => {
     // The server writes the router's answer before `app` returns: what the answer needs is
-    // decided in pre-response handlers.
-    const closingWhileDraining = HttpApp.withPreResponseHandler((_request, response) =>
-      Effect.map(lifecycle.draining, (draining) => (draining ? HttpServerResponse.setHeader(response, "connection", "close") : response))
-    )
-    if (isHealthCheck(pathname)) return yield* closingWhileDraining(app)
-    return yield* lifecycle.serve(
-      (detach) =>
-        app.pipe(
-          HttpApp.withPreResponseHandler((_request, response) => Effect.as(isEventStream(response) ? detach : Effect.void, response)),
-          closingWhileDraining
-        ),
-      Effect.as(lookUpEndpoint, shuttingDown)
-    )
+    // decided in a pre-response handler (one for both jobs: each costs a FiberRef change).
+    const answering = (detach: Effect.Effect<void>) =>
+      HttpApp.withPreResponseHandler(app, (_request, response) =>
+        Effect.flatMap(lifecycle.draining, (draining) => {
+          const answer = draining ? HttpServerResponse.setHeader(response, "connection", "close") : response
+          return isEventStream(response) ? Effect.as(detach, answer) : Effect.succeed(answer)
+        }))
+    if (isHealthCheck(pathname)) return answering(Effect.void)
+    return lifecycle.serve(answering, Effect.as(lookUpEndpoint, shuttingDown))
   })
