@@ -38,6 +38,14 @@ const usualPredecessor: Record<MessageStatus, MessageStatus | undefined> = {
   played: "read"
 }
 
+/** A status move of the message `which` selects: what it was and the row after, if it moved. */
+type StatusMove = (
+  which: Fragment,
+  next: MessageStatus,
+  at: string,
+  error: MessageError | undefined
+) => Effect.Effect<Option.Option<StatusTransition>, SqlError>
+
 export const SqlMessageRepo = Layer.effect(
   MessageRepo,
   Effect.gen(function*() {
@@ -104,12 +112,7 @@ export const SqlMessageRepo = Layer.effect(
      * change in its history. The update is a compare-and-set on the status just read, so a
      * concurrent writer (another connection on Postgres) makes us decide again, not overwrite.
      */
-    const advance = (
-      which: Fragment,
-      next: MessageStatus,
-      at: string,
-      error: MessageError | undefined
-    ): Effect.Effect<Option.Option<StatusTransition>, SqlError> =>
+    const advance: StatusMove = (which, next, at, error) =>
       Effect.flatMap(advanceFromUsual(which, next, at, error), (moved) =>
         Option.isSome(moved) ? Effect.succeed(moved) : advanceFromCurrent(which, next, at, error))
 
@@ -119,12 +122,7 @@ export const SqlMessageRepo = Layer.effect(
      * when it takes, that status is the previous one and the row comes back from the UPDATE,
      * with no read before it. The first matching row is the one `selectRow` would have read.
      */
-    const advanceFromUsual = (
-      which: Fragment,
-      next: MessageStatus,
-      at: string,
-      error: MessageError | undefined
-    ): Effect.Effect<Option.Option<StatusTransition>, SqlError> =>
+    const advanceFromUsual: StatusMove = (which, next, at, error) =>
       Effect.gen(function*() {
         const usual = usualPredecessor[next]
         if (usual === undefined) return Option.none()
@@ -140,12 +138,7 @@ export const SqlMessageRepo = Layer.effect(
       })
 
     /** The general case: read the current status, then a compare-and-set on it. */
-    const advanceFromCurrent = (
-      which: Fragment,
-      next: MessageStatus,
-      at: string,
-      error: MessageError | undefined
-    ): Effect.Effect<Option.Option<StatusTransition>, SqlError> =>
+    const advanceFromCurrent: StatusMove = (which, next, at, error) =>
       Effect.gen(function*() {
         const current = yield* selectRow(which)
         if (Option.isNone(current) || !isStatusAdvance(current.value.status, next)) return Option.none()
