@@ -1,4 +1,4 @@
-import { Cause, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Stream, SubscriptionRef } from "effect"
+import { Cause, type Chunk, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Sink, Stream, SubscriptionRef } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
@@ -11,7 +11,7 @@ import { makeEvent } from "../domain/makeEvent.js"
 import { type LastError, runningStatuses, type SessionStatus } from "../domain/Session.js"
 import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./Engine.js"
 import { Engine } from "./Engine.js"
-import { handleEngineEvent, type IncomingMediaSettings } from "./InboundEvents.js"
+import { applyReceipts, handleEngineEvent, type IncomingMediaSettings, type Receipt } from "./InboundEvents.js"
 import { makeOutbound } from "./OutboundSender.js"
 import type { PacingSettings } from "../domain/Settings.js"
 import { reconnectSchedule } from "./ReconnectPolicy.js"
@@ -233,11 +233,36 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         const readySince = yield* Ref.make(Option.none<number>())
         let reason: CloseReason = { kind: "retry", code: "CONNECTION_ENDED", message: "the connection ended without a reason" }
         const handle = onEvent(conn, readySince)
-        // Up to `Closed`; one consumer stage, for a session idles in it while connected.
-        yield* Stream.runForEachWhile(conn.events, (event) =>
-          event._tag === "Closed"
-            ? Effect.sync(() => (reason = event.reason, false))
-            : Effect.as(untilStoreIsBack(handle(event), "an event from the network"), true))
+        /**
+         * The events waiting when the consumer comes round, in order up to `Closed`: receipts
+         * next to each other go in one transaction (see `applyReceipts`), anything else alone.
+         */
+        const takeEvents = (events: Chunk.Chunk<EngineEvent>) =>
+          Effect.suspend(() => {
+            // Receipts in a row become one array; any other event stays as it is.
+            const units: Array<Array<Receipt> | EngineEvent> = []
+            let open = true
+            for (const event of events) {
+              if (event._tag === "Closed") {
+                reason = event.reason
+                open = false
+                break
+              }
+              const last = units[units.length - 1]
+              if (event._tag !== "MessageStatusChanged") units.push(event)
+              else if (Array.isArray(last)) last.push(event)
+              else units.push([event])
+            }
+            return Effect.as(
+              Effect.forEach(units, (unit) =>
+                Array.isArray(unit)
+                  ? untilStoreIsBack(applyReceipts(sessionId, unit), "receipts from the network")
+                  : untilStoreIsBack(handle(unit), "an event from the network"), { discard: true }),
+              open
+            )
+          })
+        // One consumer stage, for a session idles in it while connected.
+        yield* Stream.run(conn.events, Sink.forEachChunkWhile(takeEvents))
         const since = yield* Ref.get(readySince)
         const now = yield* Clock.currentTimeMillis
         const wasHealthy = Option.isSome(since) && now - since.value >= Duration.toMillis(reconnect.healthyAfter)
