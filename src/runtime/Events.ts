@@ -45,8 +45,17 @@ export const makeEventBus = Effect.map(
     return {
       publish: (event: DomainEvent) =>
         Effect.suspend(() => {
-          for (const observer of observers) observer(event)
-          return PubSub.publish(pubsub, event)
+          // One observer that throws keeps neither the others nor the subscribers from the event.
+          const failures: Array<unknown> = []
+          for (const observer of observers) {
+            try {
+              observer(event)
+            } catch (failure) {
+              failures.push(failure)
+            }
+          }
+          const published = PubSub.publish(pubsub, event)
+          return failures.length === 0 ? published : Effect.zipLeft(published, Effect.logError("an event observer failed", ...failures))
         }),
       subscribe: Effect.map(PubSub.subscribe(pubsub), Stream.fromQueue),
       observe: (observer: EventObserver) =>

@@ -18,6 +18,12 @@ import { reconnectSchedule } from "./ReconnectPolicy.js"
 import { settingsOrDefault } from "../domain/SessionSettings.js"
 import { type ReconnectSettings } from "../domain/Settings.js"
 
+/**
+ * The most receipts one transaction takes: a reconnect can hand over thousands at once, and a
+ * transaction holds the connection (SQLite's only one) while it runs.
+ */
+const RECEIPTS_PER_TRANSACTION = 256
+
 /** What the rest of the gateway may observe of a running session. */
 export interface ActorState {
   readonly status: SessionStatus
@@ -250,7 +256,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
               }
               const last = units[units.length - 1]
               if (event._tag !== "MessageStatusChanged") units.push(event)
-              else if (Array.isArray(last)) last.push(event)
+              else if (Array.isArray(last) && last.length < RECEIPTS_PER_TRANSACTION) last.push(event)
               else units.push([event])
             }
             return Effect.as(
