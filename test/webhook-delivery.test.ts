@@ -345,7 +345,7 @@ describe("webhook delivery", () => {
       const h = yield* startDispatcher()
       const row = yield* h.addWebhook(receiver.url)
       const event = makeEvent("message.revoked", "s1", { messageId: "m1", chatId: "15550001111@c.us" })
-      yield* h.outbox.append(event) // the outbox only: no live wake-up
+      yield* h.outbox.appendAll([event]) // the outbox only: no live wake-up
 
       yield* settledDelivery(h.deliveriesOf(row.id))
       expect(verify(row.secret, receiver.received[0]!)).toEqual(event)

@@ -40,8 +40,6 @@ export const SqlEventRepo = Layer.effect(
         dispatched: toIntegerBoolean(dispatched)
       })))}`
 
-    const append = storeOperation((event: DomainEvent) => insert([event], false), Effect.asVoid)
-
     const appendAll = storeOperation((events: ReadonlyArray<DomainEvent>) => insert(events, false), Effect.asVoid)
 
     /** An event that is never fanned out (a webhook test, delivered to its one webhook by the dispatcher). */
@@ -93,6 +91,6 @@ export const SqlEventRepo = Layer.effect(
           Effect.map((rows) => rows.length)
         ))
 
-    return { append, appendAll, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
+    return { appendAll, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
   })
 )

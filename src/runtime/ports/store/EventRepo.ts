@@ -13,8 +13,7 @@ export interface EventFilter {
  * joins the caller's transaction, so an event exists exactly when the change it announces does.
  */
 export class EventRepo extends Context.Tag("switchboard/EventRepo")<EventRepo, {
-  readonly append: (event: DomainEvent) => Effect.Effect<void, StoreUnavailable>
-  /** Appends several events with one statement. */
+  /** Appends the events (one or several) with one statement. */
   readonly appendAll: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<void, StoreUnavailable>
   readonly appendDispatched: (event: DomainEvent) => Effect.Effect<void, StoreUnavailable>
   readonly undispatched: (limit: number) => Effect.Effect<DomainEvent[], StoreUnavailable>
