@@ -8,6 +8,7 @@ import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { runMigrations } from "./Migrations.js"
 import { PgStoreLive } from "./PgStore.js"
+import { DirectStatementsInTransactions } from "./directStatements.js"
 
 /** How long a statement waits for another process's write lock before failing (ms). */
 const BUSY_TIMEOUT_MS = 5_000
@@ -74,11 +75,19 @@ export const SqliteStoreLive = (
   return Layer.provideMerge(prepared, client)
 }
 
-/** The Store for a `DATABASE_URL`: a SQLite file (the default) or a Postgres database. */
+/**
+ * The Store for a `DATABASE_URL`: a SQLite file (the default) or a Postgres database. Its
+ * `SqlClient` runs a statement inside a transaction straight on the transaction's connection
+ * (`directStatements.ts`).
+ */
 export const storeLayerFromUrl = (
   databaseUrl: string
 ): Layer.Layer<SqlClient.SqlClient, SqlError | MigrationError | UnsupportedDatabaseUrl> =>
   Either.match(parseDatabaseUrl(databaseUrl), {
     onLeft: Layer.fail,
-    onRight: (target) => (target.kind === "sqlite" ? SqliteStoreLive(target.filename) : PgStoreLive(target.url))
+    onRight: (target) =>
+      Layer.provideMerge(
+        DirectStatementsInTransactions,
+        target.kind === "sqlite" ? SqliteStoreLive(target.filename) : PgStoreLive(target.url)
+      )
   })
