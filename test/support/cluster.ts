@@ -82,7 +82,7 @@ export const hostedBy = async (runner: Runner): Promise<Set<string>> => {
 export interface Placement {
   /** session id → index of the runner hosting it */
   readonly host: Map<string, number>
-  /** sessions listed by more than one runner, or by none */
+  /** sessions listed by more than one runner, or by none, each as `<id> on [<runner indexes>]` */
   readonly misplaced: Array<string>
 }
 
@@ -94,7 +94,7 @@ export const placement = async (runners: ReadonlyArray<Runner | undefined>, sess
   for (const id of sessionIds) {
     const where = hosted.flatMap((set, index) => set.has(id) ? [index] : [])
     if (where.length === 1) host.set(id, where[0]!)
-    else misplaced.push(id)
+    else misplaced.push(`${id} on [${where.join(", ")}]`)
   }
   return { host, misplaced }
 }
