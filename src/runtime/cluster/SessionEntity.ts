@@ -1,8 +1,8 @@
 import { untilStoreIsBack } from "../storeOutage.js"
 import { StoreUnavailable } from "../../domain/Errors.js"
-import { Entity } from "@effect/cluster"
+import { Entity, Sharding } from "@effect/cluster"
 import { Rpc, RpcGroup } from "@effect/rpc"
-import { Context, Effect, Option, Schema } from "effect"
+import { Context, Duration, Effect, Option, Schedule, Schema } from "effect"
 import { SessionRepo } from "../ports/store/SessionRepo.js"
 import { LastError, SessionStatus } from "../../domain/Session.js"
 import { engineCall, type EngineOperation, type EnginePayload, EngineRpcs, perOperation } from "../EngineCall.js"
@@ -45,6 +45,9 @@ export class LocalSupervisor extends Context.Tag("switchboard/cluster/LocalSuper
   SessionSupervisorService
 >() {}
 
+/** How often an entity checks that its runner still holds its shard (see `SessionEntityLive`). */
+const SHARD_CHECK_INTERVAL = Duration.seconds(2)
+
 const toLive = (state: ActorState): typeof LiveState.Type => ({ status: state.status, qr: state.qr, lastError: state.lastError })
 
 /**
@@ -54,10 +57,18 @@ const toLive = (state: ActorState): typeof LiveState.Type => ({ status: state.st
  * (its shard moved, or the runner shuts down), the actor is interrupted here before the shard
  * is let go, so a session is never connected from two runners at once; where the shard goes,
  * the keep-alive message (or the next reconcile pass, see `Reconciler`) brings it up again.
+ *
+ * @effect/cluster 0.60 closes, before letting a shard go, only the entities it has finished
+ * activating: one still in its activation (which reads the Store and starts the actor, long
+ * enough on a loaded machine) when its shard moves is missed, lives on here, and the shard's
+ * new runner starts the session as well: connected from two runners. So every entity checks
+ * that its runner still holds its shard, stops its actor when not, and starts it again if the
+ * shard comes back (the reconcile pass then reaches this entity, whose `Ensure` does nothing).
  */
 export const SessionEntityLive = SessionEntity.toLayer(
   Effect.gen(function*() {
-    const sessionId = (yield* Entity.CurrentAddress).entityId
+    const { entityId: sessionId, shardId } = yield* Entity.CurrentAddress
+    const sharding = yield* Sharding.Sharding
     const local = yield* LocalSupervisor
     const sessions = yield* SessionRepo
     const entityContext = yield* Effect.context<Entity.CurrentAddress>()
@@ -71,11 +82,30 @@ export const SessionEntityLive = SessionEntity.toLayer(
       }).pipe(Effect.provide(entityContext))
 
     yield* Effect.addFinalizer(() => local.release(sessionId))
-    const row = yield* untilStoreIsBack(sessions.findById(sessionId), "activating a session entity")
-    if (Option.isSome(row) && row.value.desiredRunning) {
-      yield* untilStoreIsBack(local.start(sessionId), "starting a session on its runner")
-      yield* keepAlive(true)
-    }
+    /** Starts the actor of a session that should be running. */
+    const startIfWanted = Effect.gen(function*() {
+      const row = yield* untilStoreIsBack(sessions.findById(sessionId), "activating a session entity")
+      if (Option.isSome(row) && row.value.desiredRunning) {
+        yield* untilStoreIsBack(local.start(sessionId), "starting a session on its runner")
+        yield* keepAlive(true)
+      }
+    })
+    yield* startIfWanted
+
+    // A runner shutting down holds no shard any more; its actors stop with the supervisor, after the drain.
+    let stoppedForLostShard = false
+    yield* Effect.gen(function*() {
+      if (yield* sharding.isShutdown) return
+      const holdsShard = sharding.hasShardId(shardId)
+      if (!holdsShard && Option.isSome(yield* local.state(sessionId))) {
+        stoppedForLostShard = true
+        yield* Effect.logWarning("a session entity outlived its shard's release on this runner; its actor stops here")
+        yield* local.release(sessionId)
+      } else if (holdsShard && stoppedForLostShard) {
+        stoppedForLostShard = false
+        yield* startIfWanted
+      }
+    }).pipe(Effect.repeat(Schedule.spaced(SHARD_CHECK_INTERVAL)), Effect.annotateLogs("sessionId", sessionId), Effect.forkScoped)
 
     // Every engine operation goes to this runner's supervisor, which hands it to the actor.
     const forward = <Op extends EngineOperation>(request: { readonly tag: Op; readonly payload: EnginePayload<Op> }) =>
