@@ -1,5 +1,5 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
-import { Clock, Context, Duration, Effect, Either, Layer, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Option, Schedule } from "effect"
 import { AppSettings } from "../../domain/Settings.js"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
@@ -10,8 +10,9 @@ import { makeEvent } from "../../domain/makeEvent.js"
 import { allowAnyAddress, isPublicAddress } from "../network/addressPolicy.js"
 import { makeGuardedAgent } from "../network/guardedAgent.js"
 import type { TestResult } from "../../domain/Webhook.js"
-import { makeAttemptDelivery } from "./attempt.js"
+import { type DeliveryRef, makeAttempts } from "./attempt.js"
 import { makeFanOut } from "./fanOut.js"
+import { makeOutcomeRecorder } from "./outcomes.js"
 import { defaultRetrySchedule, type RetrySchedule } from "./retrySchedule.js"
 import { type DispatchShare, shareOf } from "./shares.js"
 import { surviving } from "./surviving.js"
@@ -83,6 +84,29 @@ export class WebhookDispatcher extends Context.Tag("switchboard/WebhookDispatche
     Layer.scoped(WebhookDispatcher, makeWebhookDispatcher({ ...defaultDispatcherOptions, ...options }))
 }
 
+/**
+ * The webhooks of these deliveries, by id: from the repository's kept copy (indexed once per
+ * copy), or read afresh for one the copy has not heard of yet; one missing was removed.
+ */
+const webhooksOf = (webhooks: WebhookRepo["Type"], due: ReadonlyArray<DeliveryRef>) =>
+  Effect.gen(function*() {
+    const rows = yield* webhooks.cached()
+    let byId = indexes.get(rows)
+    if (byId === undefined) {
+      byId = new Map(rows.map((row) => [row.id, row]))
+      indexes.set(rows, byId)
+    }
+    const unknown = new Set(due.map((delivery) => delivery.webhookId).filter((id) => !byId.has(id)))
+    if (unknown.size === 0) return byId
+    const found = new Map(byId)
+    for (const id of unknown) {
+      const row = yield* webhooks.find(id)
+      if (Option.isSome(row)) found.set(id, row.value)
+    }
+    return found
+  })
+const indexes = new WeakMap<ReadonlyArray<WebhookRow>, Map<string, WebhookRow>>()
+
 const TEST_MESSAGE = "A test event from Switchboard: the webhook is reachable and its signature can be verified."
 
 /** The dispatcher, its loops running in the current scope. */
@@ -104,18 +128,20 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
       Effect.sync(() => makeGuardedAgent(isAllowed)),
       (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
     )
-    const attemptDelivery = yield* makeAttemptDelivery({ timeout: settings.timeout, agent, isAllowed }, options.retrySchedule)
+    // Made before the worker, so that it is still writing while the closing worker waits for
+    // the outcomes of the attempts in flight.
+    const recorder = yield* makeOutcomeRecorder
+    const attempts = yield* makeAttempts({ timeout: settings.timeout, agent, isAllowed }, options.retrySchedule, recorder)
     const worker = yield* makeDeliveryWorker(
       {
         concurrency: settings.concurrency,
         perWebhookConcurrency: settings.perWebhookConcurrency,
         idlePoll: options.pollInterval,
         finishWithin: Duration.sum(settings.timeout, Duration.seconds(1)),
-        webhooksServed: share.count === 1
-          ? Effect.succeed(undefined)
-          : Effect.map(webhooks.cached(), (rows) => rows.filter((row) => shareOf(row.id, share.count) === share.index).map((row) => row.id))
+        webhooksServed: Effect.map(webhooks.cached(), (rows) =>
+          share.count === 1 ? rows.map((row) => row.id) : rows.filter((row) => shareOf(row.id, share.count) === share.index).map((row) => row.id))
       },
-      (delivery, inSlot) => attemptDelivery(delivery, { scheduled: true, inSlot })
+      { webhooksOf: (due) => webhooksOf(webhooks, due), start: attempts.start }
     )
 
     const fanOut = yield* makeFanOut
@@ -154,7 +180,7 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
           return { id: id!, webhookId: webhook.id, eventId: event.id, attempts: 0, event }
         }))
         return yield* worker.withNewDelivery(create, (delivery) =>
-          Effect.map(attemptDelivery(delivery, { scheduled: false }), Either.match({
+          Effect.map(Effect.flatMap(webhooks.find(webhook.id), (found) => attempts.test(delivery, found)), Either.match({
             onLeft: (reason): TestResult => ({ deliveryId: delivery.id, delivered: false, statusCode: null, error: reason, durationMs: 0 }),
             onRight: ({ delivered, statusCode, error, durationMs }): TestResult => ({ deliveryId: delivery.id, delivered, statusCode, error, durationMs })
           })))
