@@ -1,5 +1,5 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
-import { Clock, Context, Duration, Effect, Either, Layer, Option, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { AppSettings } from "../../domain/Settings.js"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
@@ -10,7 +10,7 @@ import { makeEvent } from "../../domain/makeEvent.js"
 import { allowAnyAddress, isPublicAddress } from "../network/addressPolicy.js"
 import { makeGuardedAgent } from "../network/guardedAgent.js"
 import type { TestResult } from "../../domain/Webhook.js"
-import { type DeliveryRef, makeAttempts } from "./attempt.js"
+import { makeAttempts } from "./attempt.js"
 import { makeFanOut } from "./fanOut.js"
 import { makeOutcomeRecorder } from "./outcomes.js"
 import { defaultRetrySchedule, type RetrySchedule } from "./retrySchedule.js"
@@ -72,7 +72,8 @@ export const defaultDispatcherOptions: DispatcherOptions = {
 /**
  * The webhook dispatcher: everything between the outbox and the receivers. Three loops run in
  * its scope: the fan-out (outbox → deliveries; woken by every published event, and polling),
- * the delivery worker (due deliveries → signed POSTs, within the concurrency limits), and the
+ * the delivery worker (due deliveries → signed POSTs, within the concurrency limits; the
+ * deliveries a fan-out pass makes are handed to it as they are, with no claim to read), and the
  * outbox's pruning. Closing the scope stops them; whatever was in flight is attempted again
  * after a restart (delivery is at least once).
  *
@@ -84,27 +85,15 @@ export class WebhookDispatcher extends Context.Tag("switchboard/WebhookDispatche
     Layer.scoped(WebhookDispatcher, makeWebhookDispatcher({ ...defaultDispatcherOptions, ...options }))
 }
 
-/**
- * The webhooks of these deliveries, by id: from the repository's kept copy (indexed once per
- * copy), or read afresh for one the copy has not heard of yet; one missing was removed.
- */
-const webhooksOf = (webhooks: WebhookRepo["Type"], due: ReadonlyArray<DeliveryRef>) =>
-  Effect.gen(function*() {
-    const rows = yield* webhooks.cached()
-    let byId = indexes.get(rows)
-    if (byId === undefined) {
-      byId = new Map(rows.map((row) => [row.id, row]))
-      indexes.set(rows, byId)
-    }
-    const unknown = new Set(due.map((delivery) => delivery.webhookId).filter((id) => !byId.has(id)))
-    if (unknown.size === 0) return byId
-    const found = new Map(byId)
-    for (const id of unknown) {
-      const row = yield* webhooks.find(id)
-      if (Option.isSome(row)) found.set(id, row.value)
-    }
-    return found
-  })
+/** A kept copy of the webhooks, by id: indexed once per copy. */
+const byId = (rows: ReadonlyArray<WebhookRow>) => {
+  let index = indexes.get(rows)
+  if (index === undefined) {
+    index = new Map(rows.map((row) => [row.id, row]))
+    indexes.set(rows, index)
+  }
+  return index
+}
 const indexes = new WeakMap<ReadonlyArray<WebhookRow>, Map<string, WebhookRow>>()
 
 const TEST_MESSAGE = "A test event from Switchboard: the webhook is reachable and its signature can be verified."
@@ -141,15 +130,24 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
         webhooksServed: Effect.map(webhooks.cached(), (rows) =>
           share.count === 1 ? rows.map((row) => row.id) : rows.filter((row) => shareOf(row.id, share.count) === share.index).map((row) => row.id))
       },
-      { webhooksOf: (due) => webhooksOf(webhooks, due), start: attempts.start }
+      {
+        webhooks: Effect.map(webhooks.cached(), byId),
+        webhooksAtHand: () => {
+          const rows = webhooks.kept()
+          return rows === undefined ? undefined : byId(rows)
+        },
+        start: attempts.start
+      }
     )
 
     const fanOut = yield* makeFanOut
     const published = yield* makeWakeSignal
     const fanOutPass = Effect.gen(function*() {
       const result = yield* fanOut(options.batchSize)
-      const shares = new Set([...result.webhookIds].map((id) => shareOf(id, share.count)))
-      if (shares.delete(share.index)) yield* worker.wake
+      const mine = result.deliveries.filter((delivery) => shareOf(delivery.webhookId, share.count) === share.index)
+      if (mine.length > 0) yield* worker.take(mine)
+      const shares = new Set(result.deliveries.map((delivery) => shareOf(delivery.webhookId, share.count)))
+      shares.delete(share.index)
       if (shares.size > 0) yield* Effect.forkDaemon(cluster.wakeShares([...shares]))
       if (result.events < options.batchSize) yield* published.wait(options.pollInterval)
     })

@@ -45,22 +45,22 @@ export interface Attempts {
  * delivery, and on `410 Gone` the webhook turned off.
  *
  * A scheduled attempt is plain callbacks from start to end (the worker starts thousands a
- * second); only its logs and metrics go through the runtime, synchronously.
+ * second).
  */
 export const makeAttempts = (settings: AttemptSettings, schedule: RetrySchedule, recorder: OutcomeRecorder) =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<never>()
-    const runNow = Runtime.runSync(runtime)
+    // Logs, rare here, go through the runtime synchronously.
+    const runNow = Runtime.runSync(yield* Effect.runtime<never>())
     // The gateway's metrics; the dispatcher also runs without them (its own tests, benches).
     const metrics = yield* Effect.serviceOption(Metrics)
     const measure = (result: AttemptResult, failure: WebhookFailureReason | undefined) => {
       if (Option.isNone(metrics)) return
-      runNow(metrics.value.recordWebhookAttempt(result))
-      if (failure !== undefined) runNow(metrics.value.recordWebhookFailure(failure))
+      metrics.value.recordWebhookAttempt(result)
+      if (failure !== undefined) metrics.value.recordWebhookFailure(failure)
     }
     const noteAbandoned = (delivery: DeliveryRef, reason: string) => (exit: Exit.Exit<void, StoreUnavailable>) => {
       if (Exit.isFailure(exit)) return
-      if (Option.isSome(metrics)) runNow(metrics.value.recordWebhookFailure("abandoned"))
+      if (Option.isSome(metrics)) metrics.value.recordWebhookFailure("abandoned")
       runNow(Effect.logInfo("webhook delivery given up without an attempt").pipe(
         Effect.annotateLogs({ reason, deliveryId: delivery.id, webhookId: delivery.webhookId })
       ))

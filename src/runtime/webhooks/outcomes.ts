@@ -1,5 +1,5 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
-import { Effect, Exit, type Scope } from "effect"
+import { Duration, Effect, Exit, type Scope } from "effect"
 import { type AttemptOutcome, DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { Store } from "../ports/store/Store.js"
 import { WebhookRepo } from "../ports/store/WebhookRepo.js"
@@ -29,6 +29,9 @@ export interface OutcomeRecorder {
 
 /** The most outcomes written in one transaction. */
 const MAX_BATCH = 1_000
+
+/** How long the first outcome of a batch waits for others to join it. */
+const GATHER_WINDOW = Duration.millis(5)
 
 /**
  * The outcomes of attempts, written together: whatever attempts finished while the previous
@@ -81,8 +84,9 @@ export const makeOutcomeRecorder: Effect.Effect<OutcomeRecorder, never, Delivery
 
     yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
       if (waiting.length === 0) yield* submitted.wait()
-      // Let the attempts whose answers have just come in add theirs to this batch.
-      yield* Effect.sleep("1 millis")
+      // Let the attempts whose answers come in meanwhile add theirs to this batch: a transaction
+      // is the costliest step of an outcome, and the delivery was received already.
+      yield* Effect.sleep(GATHER_WINDOW)
       yield* writeWaiting
     })))
 

@@ -113,6 +113,12 @@ export interface DeliveryWorker {
   /** Ends the worker's sleep: a delivery was made or became due. */
   readonly wake: Effect.Effect<void>
   /**
+   * Deliveries just made, due now and committed: held and started as if claimed, as far as
+   * the limits let them; those left over are claimed later, from the Store. While the Store
+   * has due deliveries the worker could not hold, it claims instead: the oldest go first.
+   */
+  readonly take: (made: ReadonlyArray<DeliveryRef>) => Effect.Effect<void, StoreUnavailable>
+  /**
    * Makes a delivery and claims it in the same step, so that no pass of the worker takes it;
    * then `use`s it (an immediate attempt) and releases it.
    */
@@ -124,8 +130,10 @@ export interface DeliveryWorker {
 
 /** How the worker attempts what it claimed. */
 export interface Attempting {
-  /** The webhooks of these deliveries, by id (one missing: removed). */
-  readonly webhooksOf: (deliveries: ReadonlyArray<DeliveryRef>) => Effect.Effect<ReadonlyMap<string, WebhookRow>, StoreUnavailable>
+  /** The webhooks by id, from the kept copy (one missing was removed), read afresh when the copy is stale. */
+  readonly webhooks: Effect.Effect<ReadonlyMap<string, WebhookRow>, StoreUnavailable>
+  /** The same while the kept copy is trusted, without going to the Store; else `undefined`. */
+  readonly webhooksAtHand: () => ReadonlyMap<string, WebhookRow> | undefined
   /** Starts an attempt and returns at once; the attempt reports through `callbacks`. */
   readonly start: (delivery: DeliveryRef, webhook: WebhookRow | undefined, callbacks: AttemptCallbacks) => void
 }
@@ -143,9 +151,9 @@ export interface Attempting {
  * anyway, like every delivery held but not attempted, stays pending and is made after the
  * restart.
  *
- * An attempt is not a fiber: it runs on plain callbacks, and the slots it frees are filled by
- * one fiber (the starter), woken by those callbacks, which looks the webhooks up once for all
- * the deliveries that fit.
+ * An attempt is not a fiber: it runs on plain callbacks, and a slot it frees is filled at once
+ * in its callback, from the kept copy of the webhooks; when that copy must be read afresh, by
+ * one fiber (the starter), which reads it once for all the deliveries that fit.
  */
 export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting): Effect.Effect<DeliveryWorker, never, DeliveryRepo | Scope.Scope> =>
   Effect.gen(function*() {
@@ -195,7 +203,9 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
         if (!slotTaken) return
         slotTaken = false
         held.freeSlot(delivery.webhookId)
-        slotsFreed.raiseNow()
+        const webhooks = attempting.webhooksAtHand()
+        if (webhooks === undefined) slotsFreed.raiseNow()
+        else startWith(webhooks)
       }
       return {
         requestDone,
@@ -209,32 +219,15 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
       }
     }
 
-    /**
-     * Starts the waiting deliveries that fit in the free slots (none once the worker is
-     * closing). If their webhooks cannot be looked up, they go back to the Store's care:
-     * slots freed, deliveries let go, still pending.
-     */
-    const startWhatFits: Effect.Effect<void, StoreUnavailable> = Effect.suspend(() => {
-      if (closing) return Effect.void
-      const taken = held.takeSendable(limits.concurrency, limits.perWebhookConcurrency)
-      if (taken.length === 0) return Effect.void
-      return attempting.webhooksOf(taken).pipe(
-        Effect.tapErrorCause(() =>
-          Effect.sync(() => {
-            for (const delivery of taken) {
-              held.freeSlot(delivery.webhookId)
-              release(delivery)
-            }
-          })
-        ),
-        Effect.map((webhooks) => {
-          for (const delivery of taken) {
-            unwritten++
-            attempting.start(delivery, webhooks.get(delivery.webhookId), callbacksOf(delivery))
-          }
-        })
-      )
-    })
+    /** Starts the waiting deliveries that fit in the free slots (none once the worker is closing). */
+    const startWith = (webhooks: ReadonlyMap<string, WebhookRow>) => {
+      if (closing) return
+      for (const delivery of held.takeSendable(limits.concurrency, limits.perWebhookConcurrency)) {
+        unwritten++
+        attempting.start(delivery, webhooks.get(delivery.webhookId), callbacksOf(delivery))
+      }
+    }
+    const startWhatFits: Effect.Effect<void, StoreUnavailable> = Effect.map(attempting.webhooks, startWith)
 
     /**
      * Claims what the held deliveries leave room for, of each webhook served: nothing to ask
@@ -290,6 +283,16 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
     return {
       run: Effect.zipRight(Effect.forever(pass), Effect.forever(startFreed), { concurrent: true }),
       wake: signal.raise,
+      take: (made) =>
+        Effect.suspend(() => {
+          let taken = 0
+          if (!leftSome) for (const delivery of made) if (held.size < capacity && held.tryQueue(delivery, webhookCapacity)) taken++
+          if (taken < made.length) {
+            leftSome = true
+            signal.raiseNow()
+          }
+          return taken === 0 ? Effect.void : startWhatFits
+        }),
       withNewDelivery: (create, use) =>
         Effect.acquireUseRelease(
           claiming.withPermits(1)(Effect.tap(create, (delivery) => Effect.sync(() => held.add(delivery)))),
