@@ -145,7 +145,7 @@ export const makeAttempts = (settings: AttemptSettings, schedule: RetrySchedule,
         if (refused !== undefined) {
           yield* recorder.record(abandonment(delivery, refused))
           noteAbandoned(delivery, refused)(Exit.void)
-          return Either.left(refused) as Either.Either<AttemptResult, string>
+          return Either.left(refused)
         }
         const attempt = delivery.attempts + 1
         const result = yield* Effect.promise(() => deliverOnce(webhook!, delivery.event!, attempt, settings))
@@ -153,7 +153,7 @@ export const makeAttempts = (settings: AttemptSettings, schedule: RetrySchedule,
         measure(result, failure)
         if (pending.disable !== undefined) yield* Effect.logWarning("webhook disabled: the receiver answered 410 Gone")
         yield* recorder.record(pending)
-        return Either.right(result) as Either.Either<AttemptResult, string>
+        return Either.right(result)
       }).pipe(Effect.annotateLogs({ deliveryId: delivery.id, webhookId: delivery.webhookId }))
 
     return { start, test } satisfies Attempts
