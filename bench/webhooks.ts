@@ -96,6 +96,7 @@ const program = Effect.gen(function*() {
   // 1. Latency at a steady rate: each event published on its own tick, its commit time noted.
   const committedAt = new Map<string, number>()
   const count = RATE * SECONDS
+  const steadyCpuBefore = process.cpuUsage()
   const start = Date.now()
   for (let i = 0; i < count; i++) {
     const wait = start + (i * 1000) / RATE - Date.now()
@@ -105,6 +106,7 @@ const program = Effect.gen(function*() {
     committedAt.set(event.id, Date.now())
   }
   yield* waitUntil(() => received >= count)
+  const steadyCpu = process.cpuUsage(steadyCpuBefore)
   const arrived = yield* Effect.promise(arrivalsOf)
   const inOrder = [...committedAt].map(([id, at]) => arrived.get(id)! - at)
   if (process.env["BENCH_DEBUG"]) console.log("latencies in publish order", inOrder.filter((_, i) => i % 100 === 0).join(" "))
@@ -128,7 +130,15 @@ const program = Effect.gen(function*() {
   const cpuMs = (cpu.user + cpu.system) / 1000
   yield* Effect.sleep("200 millis") // a late duplicate would arrive now
   const duplicates = received - (yield* Effect.promise(arrivalsOf)).size
-  return { latencies, publishedMs, deliveredMs, duplicates, cpuMs, publishCpuMs: (publishCpu.user + publishCpu.system) / 1000 }
+  return {
+    latencies,
+    steadyCpuMs: (steadyCpu.user + steadyCpu.system) / 1000,
+    publishedMs,
+    deliveredMs,
+    duplicates,
+    cpuMs,
+    publishCpuMs: (publishCpu.user + publishCpu.system) / 1000
+  }
 })
 
 const loadBefore = loadavg()
@@ -144,7 +154,7 @@ const main = Effect.gen(function*() {
   return yield* Effect.scoped(Effect.provide(program, SwitchboardCore(settings, sandboxEngineLayer(settings))))
 })
 
-const { cpuMs, publishCpuMs, deliveredMs, duplicates, latencies, publishedMs } = await Effect.runPromise(main)
+const { cpuMs, deliveredMs, duplicates, latencies, publishCpuMs, publishedMs, steadyCpuMs } = await Effect.runPromise(main)
 const loadAfter = loadavg()
 receiver.send("stop")
 await store.stop()
@@ -156,6 +166,7 @@ console.log(`latency at ${RATE} events/s for ${SECONDS} s (${latencies.length} e
 console.log(
   `  p50 ${percentile(latencies, 50)} ms   p90 ${percentile(latencies, 90)} ms   p99 ${percentile(latencies, 99)} ms   max ${latencies.at(-1)} ms`
 )
+console.log(`  gateway CPU ${(steadyCpuMs / latencies.length).toFixed(2)} ms per event published and delivered (${(steadyCpuMs / 1000 / SECONDS * 100).toFixed(0)} % of a core)`)
 console.log(`throughput, ${EVENTS} events published back to back, 100 a transaction (publishing took ${publishedMs.toFixed(0)} ms), ${PER_WEBHOOK} in flight to the receiver`)
 console.log(`  all received after ${deliveredMs.toFixed(0)} ms → ${Math.round(EVENTS / (deliveredMs / 1000))} deliveries/s (${duplicates} received twice)`)
 console.log(`  gateway CPU ${(cpuMs / EVENTS).toFixed(2)} ms per event published and delivered (${(publishCpuMs / EVENTS).toFixed(2)} ms of it while publishing)`)

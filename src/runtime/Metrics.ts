@@ -34,8 +34,9 @@ export interface MetricsService {
   /** Every metric in the Prometheus text format; the session gauges are read now. */
   readonly scrape: Effect.Effect<string, StoreUnavailable>
   readonly recordHttpRequest: (sample: HttpRequestSample) => Effect.Effect<void>
-  readonly recordWebhookAttempt: (sample: WebhookAttemptSample) => Effect.Effect<void>
-  readonly recordWebhookFailure: (reason: WebhookFailureReason) => Effect.Effect<void>
+  /** Plain calls: the webhook dispatcher records from its attempts' callbacks, thousands a second. */
+  readonly recordWebhookAttempt: (sample: WebhookAttemptSample) => void
+  readonly recordWebhookFailure: (reason: WebhookFailureReason) => void
 }
 
 /**
@@ -184,13 +185,12 @@ const make = Effect.gen(function*() {
         httpRequests.inc({ method, route, status })
         httpDuration.observe({ method, route }, seconds)
       }),
-    recordWebhookAttempt: (sample) =>
-      Effect.sync(() => {
-        const outcome = outcomeOf(sample)
-        webhookAttempts.inc({ outcome })
-        webhookAttemptDuration.observe({ outcome }, sample.durationMs / 1000)
-      }),
-    recordWebhookFailure: (reason) => Effect.sync(() => webhookFailures.inc({ reason }))
+    recordWebhookAttempt: (sample) => {
+      const outcome = outcomeOf(sample)
+      webhookAttempts.inc({ outcome })
+      webhookAttemptDuration.observe({ outcome }, sample.durationMs / 1000)
+    },
+    recordWebhookFailure: (reason) => webhookFailures.inc({ reason })
   })
 })
 

@@ -1,7 +1,7 @@
 import {
   type AttemptOutcome,
   type DueDelivery,
-  type DueExclusions,
+  type DueRoom,
   DeliveryRepo,
   type NewDeliveries
 } from "../../runtime/ports/store/DeliveryRepo.js"
@@ -40,6 +40,9 @@ interface AttemptRecord {
 
 /** Rows per multi-row statement: far below SQLite's and Postgres' limits on bound parameters. */
 const CHUNK = 500
+
+/** Webhooks per claiming statement: one sub-select each, far below SQLite's 500 terms of a compound select. */
+const WEBHOOKS_PER_CLAIM = 100
 
 /** A due delivery's row joined with its event's (the event's columns null when it is no longer kept). */
 interface DueRecord extends Pick<DeliveryRecord, "id" | "webhook_id" | "event_id" | "attempts">, Partial<Omit<EventRecord, "id">> {}
@@ -124,26 +127,30 @@ export const SqlDeliveryRepo = Layer.effect(
     const create = (event: NewDeliveries["event"], webhookIds: ReadonlyArray<string>, at: string) => createMany([{ event, webhookIds }], at)
 
     /**
-     * Pending deliveries whose time has come, oldest first; without those `except` names (in
-     * flight, or to webhooks that have all they may have in flight), so that one slow
-     * receiver's backlog cannot fill the page and hide the others' deliveries. Each comes with
-     * its event, so an attempt reads nothing more.
+     * Pending deliveries whose time has come, oldest first: of each webhook named, up to its
+     * room and without those it holds already, so that one slow receiver's backlog cannot fill
+     * the page and hide the others' deliveries. Each webhook's are one range scan of
+     * `webhook_deliveries_webhook_due_idx`, the webhooks' put together in one statement (a
+     * chunk of them). Each comes with its event, so an attempt reads nothing more.
      */
-    const due = storeOperation(
-      (now: string, limit: number, except: DueExclusions = {}) => {
-        if (except.onlyWebhookIds !== undefined && except.onlyWebhookIds.length === 0) return Effect.succeed([])
-        const conditions = [sql`d.status = ${"pending"}`, sql`d.next_attempt_at <= ${now}`]
-        if (except.onlyWebhookIds !== undefined) conditions.push(sql`d.webhook_id IN ${sql.in(except.onlyWebhookIds)}`)
-        if (except.webhookIds !== undefined && except.webhookIds.length > 0) conditions.push(sql`d.webhook_id NOT IN ${sql.in(except.webhookIds)}`)
-        if (except.deliveryIds !== undefined && except.deliveryIds.length > 0) conditions.push(sql`d.id NOT IN ${sql.in(except.deliveryIds)}`)
-        // Ranked within each webhook, so that one webhook's backlog cannot fill the page.
-        const ranked = sql`SELECT id, webhook_id, event_id, attempts, next_attempt_at,
-            ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, id) AS webhook_rank
-          FROM webhook_deliveries d WHERE ${sql.and(conditions)}`
-        return sql<DueRecord>`SELECT r.id, r.webhook_id, r.event_id, r.attempts, e.session_id, e.kind, e.at, e.data
-          FROM (${ranked}) r LEFT JOIN events e ON e.id = r.event_id
-          WHERE r.webhook_rank <= ${except.perWebhook ?? limit} ORDER BY r.next_attempt_at, r.id LIMIT ${limit}`.pipe(Effect.map((records) => records.map(toDueDelivery)))
+    const due = storeOperation((now: string, limit: number, rooms: ReadonlyArray<DueRoom>) => {
+      const wanted = rooms.filter((each) => each.room > 0)
+      const ofWebhook = (each: DueRoom, index: number) => {
+        const conditions = [sql`webhook_id = ${each.webhookId}`, sql`status = ${"pending"}`, sql`next_attempt_at <= ${now}`]
+        if (each.except.length > 0) conditions.push(sql`id NOT IN ${sql.in(each.except)}`)
+        return sql`SELECT * FROM (SELECT id, webhook_id, event_id, attempts, next_attempt_at FROM webhook_deliveries
+          WHERE ${sql.and(conditions)} ORDER BY next_attempt_at, id LIMIT ${Math.min(each.room, limit)}) ${sql.literal(`w${index}`)}`
+      }
+      const chunk = (rooms: ReadonlyArray<DueRoom>) =>
+        sql<DueRecord & { readonly next_attempt_at: string }>`SELECT r.id, r.webhook_id, r.event_id, r.attempts, r.next_attempt_at, e.session_id, e.kind, e.at, e.data
+          FROM (${sql.join(" UNION ALL ", false)(rooms.map(ofWebhook))}) r LEFT JOIN events e ON e.id = r.event_id
+          ORDER BY r.next_attempt_at, r.id LIMIT ${limit}`
+      return Effect.map(Effect.forEach(Arr.chunksOf(wanted, WEBHOOKS_PER_CLAIM), chunk), (chunks) => {
+        const records = chunks.flat()
+        if (chunks.length > 1) records.sort((a, b) => (a.next_attempt_at < b.next_attempt_at ? -1 : a.next_attempt_at > b.next_attempt_at ? 1 : a.id < b.id ? -1 : 1))
+        return records.slice(0, limit).map(toDueDelivery)
       })
+    })
 
     /** The time of the pending delivery due next, if any: the dispatcher sleeps until then. */
     const nextDue = storeOperation(

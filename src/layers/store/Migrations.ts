@@ -10,6 +10,7 @@ import postgresTextOrder from "./migrations/0008_postgres_text_order.js"
 import keysAndAudit from "./migrations/0009_keys_and_audit.js"
 import messageSurface from "./migrations/0010_message_surface.js"
 import account from "./migrations/0011_account.js"
+import webhookDueByWebhook from "./migrations/0012_webhook_due_by_webhook.js"
 
 /**
  * Every migration of the Store, keyed `<id>_<name>`. A static record rather than a directory
@@ -28,7 +29,8 @@ export const migrations = Migrator.fromRecord({
   "0008_postgres_text_order": postgresTextOrder,
   "0009_keys_and_audit": keysAndAudit,
   "0010_message_surface": messageSurface,
-  "0011_account": account
+  "0011_account": account,
+  "0012_webhook_due_by_webhook": webhookDueByWebhook
 })
 
 /**

@@ -139,7 +139,8 @@ export const SqlWebhookRepo = Layer.effect(
 
     /** Every webhook, enabled or not, from the kept copy. */
     const cached = storeOperation(() => all)
+    const kept = () => (copy !== undefined && Date.now() - copy.readAt < COPY_TTL_MS ? copy.rows : undefined)
 
-    return { insert, find, list, update, remove, matching, cached, forget } as const
+    return { insert, find, list, update, remove, matching, cached, kept, forget } as const
   })
 )

@@ -10,8 +10,9 @@ import { makeEvent } from "../../domain/makeEvent.js"
 import { allowAnyAddress, isPublicAddress } from "../network/addressPolicy.js"
 import { makeGuardedAgent } from "../network/guardedAgent.js"
 import type { TestResult } from "../../domain/Webhook.js"
-import { makeAttemptDelivery } from "./attempt.js"
+import { makeAttempts } from "./attempt.js"
 import { makeFanOut } from "./fanOut.js"
+import { makeOutcomeRecorder } from "./outcomes.js"
 import { defaultRetrySchedule, type RetrySchedule } from "./retrySchedule.js"
 import { type DispatchShare, shareOf } from "./shares.js"
 import { surviving } from "./surviving.js"
@@ -71,7 +72,8 @@ export const defaultDispatcherOptions: DispatcherOptions = {
 /**
  * The webhook dispatcher: everything between the outbox and the receivers. Three loops run in
  * its scope: the fan-out (outbox → deliveries; woken by every published event, and polling),
- * the delivery worker (due deliveries → signed POSTs, within the concurrency limits), and the
+ * the delivery worker (due deliveries → signed POSTs, within the concurrency limits; the
+ * deliveries a fan-out pass makes are handed to it as they are, with no claim to read), and the
  * outbox's pruning. Closing the scope stops them; whatever was in flight is attempted again
  * after a restart (delivery is at least once).
  *
@@ -82,6 +84,17 @@ export class WebhookDispatcher extends Context.Tag("switchboard/WebhookDispatche
   static readonly layer = (options: Partial<DispatcherOptions> = {}) =>
     Layer.scoped(WebhookDispatcher, makeWebhookDispatcher({ ...defaultDispatcherOptions, ...options }))
 }
+
+/** A kept copy of the webhooks, by id: indexed once per copy. */
+const byId = (rows: ReadonlyArray<WebhookRow>) => {
+  let index = indexes.get(rows)
+  if (index === undefined) {
+    index = new Map(rows.map((row) => [row.id, row]))
+    indexes.set(rows, index)
+  }
+  return index
+}
+const indexes = new WeakMap<ReadonlyArray<WebhookRow>, Map<string, WebhookRow>>()
 
 const TEST_MESSAGE = "A test event from Switchboard: the webhook is reachable and its signature can be verified."
 
@@ -104,26 +117,37 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
       Effect.sync(() => makeGuardedAgent(isAllowed)),
       (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
     )
-    const attemptDelivery = yield* makeAttemptDelivery({ timeout: settings.timeout, agent, isAllowed }, options.retrySchedule)
+    // Made before the worker, so that it is still writing while the closing worker waits for
+    // the outcomes of the attempts in flight.
+    const recorder = yield* makeOutcomeRecorder
+    const attempts = yield* makeAttempts({ timeout: settings.timeout, agent, isAllowed }, options.retrySchedule, recorder)
     const worker = yield* makeDeliveryWorker(
       {
         concurrency: settings.concurrency,
         perWebhookConcurrency: settings.perWebhookConcurrency,
         idlePoll: options.pollInterval,
         finishWithin: Duration.sum(settings.timeout, Duration.seconds(1)),
-        webhooksServed: share.count === 1
-          ? Effect.succeed(undefined)
-          : Effect.map(webhooks.cached(), (rows) => rows.filter((row) => shareOf(row.id, share.count) === share.index).map((row) => row.id))
+        webhooksServed: Effect.map(webhooks.cached(), (rows) =>
+          share.count === 1 ? rows.map((row) => row.id) : rows.filter((row) => shareOf(row.id, share.count) === share.index).map((row) => row.id))
       },
-      (delivery, inSlot) => attemptDelivery(delivery, { scheduled: true, inSlot })
+      {
+        webhooks: Effect.map(webhooks.cached(), byId),
+        webhooksAtHand: () => {
+          const rows = webhooks.kept()
+          return rows === undefined ? undefined : byId(rows)
+        },
+        start: attempts.start
+      }
     )
 
     const fanOut = yield* makeFanOut
     const published = yield* makeWakeSignal
     const fanOutPass = Effect.gen(function*() {
       const result = yield* fanOut(options.batchSize)
-      const shares = new Set([...result.webhookIds].map((id) => shareOf(id, share.count)))
-      if (shares.delete(share.index)) yield* worker.wake
+      const mine = result.deliveries.filter((delivery) => shareOf(delivery.webhookId, share.count) === share.index)
+      if (mine.length > 0) yield* worker.take(mine)
+      const shares = new Set(result.deliveries.map((delivery) => shareOf(delivery.webhookId, share.count)))
+      shares.delete(share.index)
       if (shares.size > 0) yield* Effect.forkDaemon(cluster.wakeShares([...shares]))
       if (result.events < options.batchSize) yield* published.wait(options.pollInterval)
     })
@@ -154,7 +178,7 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
           return { id: id!, webhookId: webhook.id, eventId: event.id, attempts: 0, event }
         }))
         return yield* worker.withNewDelivery(create, (delivery) =>
-          Effect.map(attemptDelivery(delivery, { scheduled: false }), Either.match({
+          Effect.map(Effect.flatMap(webhooks.find(webhook.id), (found) => attempts.test(delivery, found)), Either.match({
             onLeft: (reason): TestResult => ({ deliveryId: delivery.id, delivered: false, statusCode: null, error: reason, durationMs: 0 }),
             onRight: ({ delivered, statusCode, error, durationMs }): TestResult => ({ deliveryId: delivery.id, delivered, statusCode, error, durationMs })
           })))

@@ -1,11 +1,11 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
-import { Clock, Duration, Effect, Either, Option, Random } from "effect"
-import { DeliveryRepo, type DueDelivery } from "../ports/store/DeliveryRepo.js"
-import { WebhookRepo, type WebhookRow } from "../ports/store/WebhookRepo.js"
-import { Metrics, type MetricsService, type WebhookFailureReason } from "../Metrics.js"
+import { Cause, Duration, Effect, Either, Exit, Option, Runtime } from "effect"
+import type { DueDelivery } from "../ports/store/DeliveryRepo.js"
+import type { WebhookRow } from "../ports/store/WebhookRepo.js"
+import { Metrics, type WebhookFailureReason } from "../Metrics.js"
 import type { DeliveryStatus } from "../../domain/Webhook.js"
 import { type AttemptResult, type AttemptSettings, deliverOnce } from "./deliver.js"
-import { makeOutcomeRecorder, type PendingOutcome } from "./outcomes.js"
+import type { OnWritten, OutcomeRecorder, PendingOutcome } from "./outcomes.js"
 import { type RetrySchedule, retryDelay } from "./retrySchedule.js"
 
 /** A delivery as the dispatcher holds it: enough to attempt it, its event included (`undefined`: no longer kept). */
@@ -14,109 +14,147 @@ export type DeliveryRef = DueDelivery
 /** Why a webhook was turned off by the gateway itself. */
 export const GONE_REASON = "410 Gone from the receiver"
 
-export interface AttemptMode {
+/** What the worker hears of a scheduled attempt. */
+export interface AttemptCallbacks {
   /**
-   * A scheduled delivery is retried on failure, and given up without an attempt when its
-   * webhook is off. A test (false) goes out whatever the webhook's state, once.
+   * The request is done: its concurrency slot is free. After a `410 Gone`, only once the
+   * webhook is written off, so that the next delivery in that slot finds it off.
    */
-  readonly scheduled: boolean
+  readonly requestDone: () => void
+  /** The outcome is written (or could not be): the delivery leaves the worker's hands. */
+  readonly written: OnWritten
+}
+
+export interface Attempts {
   /**
-   * Runs the request itself: the worker's concurrency slots are held for it alone, not while
-   * the outcome waits for its batch to be written (the delivery stays the worker's until then).
+   * Starts a scheduled attempt (`webhook`: the kept row; `undefined`, removed) and returns at
+   * once. A delivery whose webhook is gone or off, or whose event is no longer kept, is given
+   * up without a request; a failed attempt is scheduled again per the retry schedule.
    */
-  readonly inSlot?: <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>
+  readonly start: (delivery: DeliveryRef, webhook: WebhookRow | undefined, callbacks: AttemptCallbacks) => void
+  /**
+   * A test's one attempt, whatever the webhook's state, never retried; returns once its outcome
+   * is written. Left: why it was given up without an attempt.
+   */
+  readonly test: (delivery: DeliveryRef, webhook: Option.Option<WebhookRow>) => Effect.Effect<Either.Either<AttemptResult, string>, StoreUnavailable>
 }
 
 /**
- * Attempts a stored delivery once and records how it went, in one transaction with what it
- * implies: the next attempt's time, or the end of the delivery, and on `410 Gone` the webhook
- * turned off (outcomes are written in batches: see `makeOutcomeRecorder`). A scheduled
- * delivery's webhook is looked up in the kept copy of the webhooks, a test's in the Store.
- * Left: why the delivery was given up without an attempt.
+ * Attempts stored deliveries and hands what became of them to the outcome recorder, which
+ * writes them in batches, with what they imply: the next attempt's time or the end of the
+ * delivery, and on `410 Gone` the webhook turned off.
+ *
+ * A scheduled attempt is plain callbacks from start to end (the worker starts thousands a
+ * second).
  */
-export const makeAttemptDelivery = (settings: AttemptSettings, schedule: RetrySchedule) =>
+export const makeAttempts = (settings: AttemptSettings, schedule: RetrySchedule, recorder: OutcomeRecorder) =>
   Effect.gen(function*() {
-    const webhooks = yield* WebhookRepo
-    const deliveries = yield* DeliveryRepo
-    const record = yield* makeOutcomeRecorder
-    const isoNow = Effect.map(Clock.currentTimeMillis, (now) => new Date(now).toISOString())
+    // Logs, rare here, go through the runtime synchronously.
+    const runNow = Runtime.runSync(yield* Effect.runtime<never>())
     // The gateway's metrics; the dispatcher also runs without them (its own tests, benches).
     const metrics = yield* Effect.serviceOption(Metrics)
-    const measure = (record: (metrics: MetricsService) => Effect.Effect<void>) =>
-      Option.match(metrics, { onNone: () => Effect.void, onSome: record })
-    const failureReason = (result: AttemptResult, mode: AttemptMode): WebhookFailureReason =>
-      result.statusCode === 410 ? "gone" : mode.scheduled ? "attempts_exhausted" : "test"
+    const measure = (result: AttemptResult, failure: WebhookFailureReason | undefined) => {
+      if (Option.isNone(metrics)) return
+      metrics.value.recordWebhookAttempt(result)
+      if (failure !== undefined) metrics.value.recordWebhookFailure(failure)
+    }
+    const noteAbandoned = (delivery: DeliveryRef, reason: string) => (exit: Exit.Exit<void, StoreUnavailable>) => {
+      if (Exit.isFailure(exit)) return
+      if (Option.isSome(metrics)) metrics.value.recordWebhookFailure("abandoned")
+      runNow(Effect.logInfo("webhook delivery given up without an attempt").pipe(
+        Effect.annotateLogs({ reason, deliveryId: delivery.id, webhookId: delivery.webhookId })
+      ))
+    }
 
-    const abandon = (delivery: DeliveryRef, reason: string) =>
-      Effect.flatMap(isoNow, (at) => deliveries.abandon(delivery.id, reason, at)).pipe(
-        Effect.zipRight(measure((metrics) => metrics.recordWebhookFailure("abandoned"))),
-        Effect.zipRight(Effect.logInfo("webhook delivery given up without an attempt").pipe(Effect.annotateLogs({ reason }))),
-        Effect.as(Either.left(reason))
-      )
+    /** Why a delivery cannot be attempted now, if it cannot. A test goes out whatever its webhook's state. */
+    const refusal = (delivery: DeliveryRef, webhook: WebhookRow | undefined, scheduled: boolean): string | undefined => {
+      if (webhook === undefined) return "the webhook was removed"
+      if (scheduled && !webhook.enabled) {
+        return `the webhook is disabled${webhook.disabledReason === null ? "" : ` (${webhook.disabledReason})`}`
+      }
+      if (delivery.event === undefined) return "the event is no longer kept (older than EVENT_RETENTION_HOURS)"
+      return undefined
+    }
+    const abandonment = (delivery: DeliveryRef, reason: string): PendingOutcome => ({
+      deliveryId: delivery.id,
+      abandoned: { reason, at: new Date().toISOString() }
+    })
 
-    /** A test reads its webhook afresh; a scheduled delivery from the kept copy, or afresh when the copy has not heard of it yet. */
-    const webhookOf = (id: string, mode: AttemptMode): Effect.Effect<Option.Option<WebhookRow>, StoreUnavailable> =>
-      mode.scheduled
-        ? Effect.flatMap(webhooks.cached(), (rows) => {
-          const kept = rows.find((row) => row.id === id)
-          return kept === undefined ? webhooks.find(id) : Effect.succeedSome(kept)
+    /** What the attempt comes to: the outcome to write, and whether it ends the delivery as failed. */
+    const outcomeOf = (delivery: DeliveryRef, webhook: WebhookRow, attempt: number, result: AttemptResult, scheduled: boolean) => {
+      const gone = result.statusCode === 410
+      let status: DeliveryStatus = "delivered"
+      let nextAttemptAt: string | null = null
+      if (!result.delivered) {
+        if (gone || !scheduled || attempt >= webhook.maxAttempts) status = "failed"
+        else {
+          status = "pending"
+          nextAttemptAt = new Date(Date.now() + Duration.toMillis(retryDelay(schedule, attempt, Math.random()))).toISOString()
+        }
+      }
+      const pending: PendingOutcome = {
+        deliveryId: delivery.id,
+        outcome: {
+          attempt: { attempt, at: result.at, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs },
+          status,
+          nextAttemptAt
+        },
+        disable: gone ? { webhookId: webhook.id, reason: GONE_REASON } : undefined
+      }
+      const failure: WebhookFailureReason | undefined = status !== "failed" ? undefined : gone ? "gone" : scheduled ? "attempts_exhausted" : "test"
+      return { pending, failure, gone }
+    }
+
+    const start = (delivery: DeliveryRef, webhook: WebhookRow | undefined, { requestDone, written }: AttemptCallbacks) => {
+      const refused = refusal(delivery, webhook, true)
+      if (refused !== undefined) {
+        requestDone()
+        const noted = noteAbandoned(delivery, refused)
+        return recorder.submit(abandonment(delivery, refused), (exit) => {
+          written(exit)
+          noted(exit)
         })
-        : webhooks.find(id)
-
-    /** What the delivery does after this attempt. */
-    const nextOf = (result: AttemptResult, attempt: number, maxAttempts: number, mode: AttemptMode) =>
-      Effect.gen(function*() {
-        if (result.delivered) return { status: "delivered" as DeliveryStatus, nextAttemptAt: null }
-        if (result.statusCode === 410 || !mode.scheduled || attempt >= maxAttempts) {
-          return { status: "failed" as DeliveryStatus, nextAttemptAt: null }
+      }
+      const attempt = delivery.attempts + 1
+      void deliverOnce(webhook!, delivery.event!, attempt, settings).then((result) => {
+        const { failure, gone, pending } = outcomeOf(delivery, webhook!, attempt, result, true)
+        measure(result, failure)
+        if (!gone) {
+          requestDone()
+          return recorder.submit(pending, written)
         }
-        const wait = retryDelay(schedule, attempt, yield* Random.next)
-        const at = (yield* Clock.currentTimeMillis) + Duration.toMillis(wait)
-        return { status: "pending" as DeliveryStatus, nextAttemptAt: new Date(at).toISOString() }
+        runNow(Effect.logWarning("webhook disabled: the receiver answered 410 Gone").pipe(
+          Effect.annotateLogs({ deliveryId: delivery.id, webhookId: delivery.webhookId })
+        ))
+        recorder.submit(pending, (exit) => {
+          requestDone()
+          written(exit)
+        })
+      }).catch((defect) => {
+        // A bug of ours, not the receiver's: the delivery stays pending and is claimed again.
+        runNow(Effect.logError("webhook delivery attempt failed", Cause.die(defect)))
+        requestDone()
+        written(Exit.void)
       })
+    }
 
-    /**
-     * In the slot: the webhook's state is checked right before the request (a delivery that
-     * waited for the slot sees what the one before it did to the webhook), and a `410 Gone`
-     * is written before the slot is given up, so the next one finds the webhook off.
-     * Left: why it is given up without an attempt.
-     */
-    const send = (delivery: DeliveryRef, mode: AttemptMode) =>
+    const test: Attempts["test"] = (delivery, found) =>
       Effect.gen(function*() {
-        const found = yield* webhookOf(delivery.webhookId, mode)
-        if (Option.isNone(found)) return Either.left("the webhook was removed")
-        const webhook = found.value
-        if (mode.scheduled && !webhook.enabled) {
-          return Either.left(`the webhook is disabled${webhook.disabledReason === null ? "" : ` (${webhook.disabledReason})`}`)
+        const webhook = Option.getOrUndefined(found)
+        const refused = refusal(delivery, webhook, false)
+        if (refused !== undefined) {
+          yield* recorder.record(abandonment(delivery, refused))
+          noteAbandoned(delivery, refused)(Exit.void)
+          return Either.left(refused)
         }
-        const event = delivery.event
-        if (event === undefined) return Either.left("the event is no longer kept (older than EVENT_RETENTION_HOURS)")
-
         const attempt = delivery.attempts + 1
-        const result = yield* deliverOnce(webhook, event, attempt, settings)
-        const next = yield* nextOf(result, attempt, webhook.maxAttempts, mode)
-        const gone = result.statusCode === 410
-        const outcome: PendingOutcome = {
-          deliveryId: delivery.id,
-          outcome: {
-            attempt: { attempt, at: result.at, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs },
-            ...next
-          },
-          disable: gone ? { webhookId: webhook.id, reason: GONE_REASON } : undefined
-        }
-        if (gone) yield* record(outcome)
-        return Either.right({ result, outcome, failed: next.status === "failed" })
-      })
-
-    return (delivery: DeliveryRef, mode: AttemptMode): Effect.Effect<Either.Either<AttemptResult, string>, StoreUnavailable> =>
-      Effect.gen(function*() {
-        const sent = yield* (mode.inSlot === undefined ? send(delivery, mode) : mode.inSlot(send(delivery, mode)))
-        if (Either.isLeft(sent)) return yield* abandon(delivery, sent.left)
-        const { failed, outcome, result } = sent.right
-        yield* measure((metrics) => metrics.recordWebhookAttempt(result))
-        if (failed) yield* measure((metrics) => metrics.recordWebhookFailure(failureReason(result, mode)))
-        if (outcome.disable === undefined) yield* record(outcome)
-        else yield* Effect.logWarning("webhook disabled: the receiver answered 410 Gone")
+        const result = yield* Effect.promise(() => deliverOnce(webhook!, delivery.event!, attempt, settings))
+        const { failure, pending } = outcomeOf(delivery, webhook!, attempt, result, false)
+        measure(result, failure)
+        if (pending.disable !== undefined) yield* Effect.logWarning("webhook disabled: the receiver answered 410 Gone")
+        yield* recorder.record(pending)
         return Either.right(result)
       }).pipe(Effect.annotateLogs({ deliveryId: delivery.id, webhookId: delivery.webhookId }))
+
+    return { start, test } satisfies Attempts
   })

@@ -1,6 +1,7 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
 import { Clock, Effect } from "effect"
-import { DeliveryRepo, type NewDeliveries } from "../ports/store/DeliveryRepo.js"
+import type { DomainEvent } from "../../domain/Events.js"
+import { DeliveryRepo, type DueDelivery, type NewDeliveries } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
 import { Store } from "../ports/store/Store.js"
 import { WebhookRepo } from "../ports/store/WebhookRepo.js"
@@ -9,9 +10,8 @@ import { WebhookRepo } from "../ports/store/WebhookRepo.js"
 export interface FanOutResult {
   /** Events taken from the outbox (a full batch means more may be waiting). */
   readonly events: number
-  readonly deliveries: number
-  /** The webhooks that got deliveries (a cluster wakes the dispatchers of their shares). */
-  readonly webhookIds: ReadonlySet<string>
+  /** The deliveries made, due now, each with its event: what a worker can take without a claim. */
+  readonly deliveries: ReadonlyArray<DueDelivery>
 }
 
 /**
@@ -31,14 +31,18 @@ export const makeFanOut = Effect.gen(function*() {
     transactionally(Effect.gen(function*() {
       const batch = yield* events.undispatched(batchSize)
       const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      const made: Array<NewDeliveries> = []
+      const made: Array<NewDeliveries & { readonly event: DomainEvent }> = []
       for (const event of batch) {
         if (event.event === "webhook.test") continue
         const targets = yield* webhooks.matching(event)
         if (targets.length > 0) made.push({ event, webhookIds: targets.map((webhook) => webhook.id) })
       }
+      // `createMany` gives the ids in the order of its rows: each event's webhooks in turn.
       const ids = yield* deliveries.createMany(made, at)
       yield* events.markDispatched(batch.map((event) => event.id))
-      return { events: batch.length, deliveries: ids.length, webhookIds: new Set(made.flatMap((each) => each.webhookIds)) }
+      let next = 0
+      const due = made.flatMap(({ event, webhookIds }) =>
+        webhookIds.map((webhookId): DueDelivery => ({ id: ids[next++]!, webhookId, eventId: event.id, attempts: 0, event })))
+      return { events: batch.length, deliveries: due }
     }))
 })

@@ -1,7 +1,8 @@
 import type { StoreUnavailable } from "../../domain/Errors.js"
-import { Clock, Duration, Effect, FiberSet, Option, type Scope } from "effect"
+import { Clock, Duration, Effect, Option, type Scope } from "effect"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
-import type { DeliveryRef } from "./attempt.js"
+import type { WebhookRow } from "../ports/store/WebhookRepo.js"
+import type { AttemptCallbacks, DeliveryRef } from "./attempt.js"
 import { surviving } from "./surviving.js"
 import { makeWakeSignal } from "./wakeSignal.js"
 
@@ -14,8 +15,8 @@ export interface WorkerLimits {
   readonly idlePoll: Duration.Duration
   /** How long closing the worker waits for the attempts in flight (one attempt's timeout). */
   readonly finishWithin: Duration.Duration
-  /** The webhooks whose deliveries this worker attempts (a cluster runner's share); all when `undefined`. */
-  readonly webhooksServed: Effect.Effect<ReadonlyArray<string> | undefined, StoreUnavailable>
+  /** The webhooks whose deliveries this worker attempts (all those of the kept copy, or a cluster runner's share of them). */
+  readonly webhooksServed: Effect.Effect<ReadonlyArray<string>, StoreUnavailable>
 }
 
 /**
@@ -42,14 +43,18 @@ class Held {
   get size() {
     return this.webhookOf.size
   }
-  deliveryIds() {
-    return [...this.webhookOf.keys()]
-  }
   countFor(webhookId: string) {
     return this.countOf.get(webhookId) ?? 0
   }
-  webhooksAtLimit(limit: number) {
-    return [...this.countOf].filter(([, count]) => count >= limit).map(([webhookId]) => webhookId)
+  /** The deliveries held, by webhook. */
+  idsByWebhook() {
+    const ids = new Map<string, Array<string>>()
+    for (const [deliveryId, webhookId] of this.webhookOf) {
+      const those = ids.get(webhookId)
+      if (those === undefined) ids.set(webhookId, [deliveryId])
+      else those.push(deliveryId)
+    }
+    return ids
   }
   /** Holds the delivery, to be sent when a slot frees, unless it is held already or its webhook is at `limit`. */
   tryQueue(delivery: DeliveryRef, limit: number) {
@@ -108,6 +113,12 @@ export interface DeliveryWorker {
   /** Ends the worker's sleep: a delivery was made or became due. */
   readonly wake: Effect.Effect<void>
   /**
+   * Deliveries just made, due now and committed: held and started as if claimed, as far as
+   * the limits let them; those left over are claimed later, from the Store. While the Store
+   * has due deliveries the worker could not hold, it claims instead: the oldest go first.
+   */
+  readonly take: (made: ReadonlyArray<DeliveryRef>) => Effect.Effect<void, StoreUnavailable>
+  /**
    * Makes a delivery and claims it in the same step, so that no pass of the worker takes it;
    * then `use`s it (an immediate attempt) and releases it.
    */
@@ -117,27 +128,38 @@ export interface DeliveryWorker {
   ) => Effect.Effect<A, E>
 }
 
+/** How the worker attempts what it claimed. */
+export interface Attempting {
+  /** The webhooks by id, from the kept copy (one missing was removed), read afresh when the copy is stale. */
+  readonly webhooks: Effect.Effect<ReadonlyMap<string, WebhookRow>, StoreUnavailable>
+  /** The same while the kept copy is trusted, without going to the Store; else `undefined`. */
+  readonly webhooksAtHand: () => ReadonlyMap<string, WebhookRow> | undefined
+  /** Starts an attempt and returns at once; the attempt reports through `callbacks`. */
+  readonly start: (delivery: DeliveryRef, webhook: WebhookRow | undefined, callbacks: AttemptCallbacks) => void
+}
+
 /**
  * The delivery worker. A pass claims, in one query, up to `concurrency × CLAIM_AHEAD` due
  * deliveries (leaving out those it holds and those of webhooks holding their share, so a dead
  * receiver's backlog never hides another's) and queues them by webhook; as slots free
  * (`concurrency` over all, `perWebhookConcurrency` per webhook, taken round robin over the
- * webhooks) each is attempted in its own fiber, its slot given back when its request is done
- * and the delivery let go once its outcome is written. With nothing to claim the worker sleeps
- * until the next delivery is due, it runs low on held deliveries, or it is woken. Closing its
- * scope lets the attempts in flight finish and record their outcome (within `finishWithin`)
- * and starts no more, so a dispatcher handed to another runner does not send them again; an
- * attempt cut off anyway, like every delivery held but not attempted, stays pending and is
- * made after the restart.
+ * webhooks) each is started, its slot given back when its request is done and the delivery let
+ * go once its outcome is written. With nothing to claim the worker sleeps until the next
+ * delivery is due, it runs low on held deliveries, or it is woken. Closing its scope lets the
+ * attempts in flight finish and record their outcome (within `finishWithin`) and starts no
+ * more, so a dispatcher handed to another runner does not send them again; an attempt cut off
+ * anyway, like every delivery held but not attempted, stays pending and is made after the
+ * restart.
+ *
+ * An attempt is not a fiber: it runs on plain callbacks, and a slot it frees is filled at once
+ * in its callback, from the kept copy of the webhooks; when that copy must be read afresh, by
+ * one fiber (the starter), which reads it once for all the deliveries that fit.
  */
-export const makeDeliveryWorker = (
-  limits: WorkerLimits,
-  /** Attempts the delivery; `inSlot` marks the request, for which the delivery's slot is held. */
-  attempt: (delivery: DeliveryRef, inSlot: <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>) => Effect.Effect<unknown, unknown>
-): Effect.Effect<DeliveryWorker, never, DeliveryRepo | Scope.Scope> =>
+export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting): Effect.Effect<DeliveryWorker, never, DeliveryRepo | Scope.Scope> =>
   Effect.gen(function*() {
     const deliveries = yield* DeliveryRepo
     const signal = yield* makeWakeSignal
+    const slotsFreed = yield* makeWakeSignal
     const claiming = yield* Effect.makeSemaphore(1)
     const held = new Held()
     const capacity = limits.concurrency * CLAIM_AHEAD
@@ -145,68 +167,90 @@ export const makeDeliveryWorker = (
     let closing = false
     /** The last claim left due deliveries in the Store (a full page, or webhooks holding all they may). */
     let leftSome = false
-    const fibers = yield* FiberSet.make<unknown>()
-    // Runs before the set interrupts what is left (finalizers run last-added first), and after
-    // the loop that claims deliveries has stopped (it is forked later in the same scope).
+    /** Attempts started whose outcome is not written yet; and who waits for there to be none. */
+    let unwritten = 0
+    let allWritten: (() => void) | undefined
+    // Runs after the loops that claim and start deliveries have stopped (they run in `run`,
+    // which is forked later in the same scope, and finalizers run last-added first).
     yield* Effect.addFinalizer(() =>
-      Effect.zipRight(Effect.sync(() => void (closing = true)), Effect.timeoutOption(FiberSet.awaitEmpty(fibers), limits.finishWithin)))
+      Effect.zipRight(
+        Effect.sync(() => void (closing = true)),
+        Effect.timeoutOption(
+          Effect.async<void>((resume) => {
+            if (unwritten === 0) return resume(Effect.void)
+            allWritten = () => resume(Effect.void)
+            return Effect.sync(() => void (allWritten = undefined))
+          }),
+          limits.finishWithin
+        )
+      ))
 
     /**
      * Lets a delivery go. When the last claim left some behind, wakes the worker as it comes
      * down to half of what it may hold, over all or for the delivery's webhook: claiming then
      * takes many at once rather than one after each attempt.
      */
-    const release = (delivery: DeliveryRef) =>
-      Effect.suspend(() => {
-        const before = held.remove(delivery)
-        return leftSome && (held.size === Math.floor(capacity / 2) || before === Math.ceil(webhookCapacity / 2) + 1) ? signal.raise : Effect.void
-      })
-
-    /** Starts the waiting deliveries that fit in the free slots (none once the worker is closing). */
-    const sendWhatFits: Effect.Effect<void> = Effect.suspend(() =>
-      closing
-        ? Effect.void
-        : Effect.forEach(held.takeSendable(limits.concurrency, limits.perWebhookConcurrency), (delivery) => FiberSet.run(fibers, sendInSlot(delivery)), {
-          discard: true
-        })
-    )
-
-    /**
-     * Attempts a delivery whose slot is taken. The slot is given back as soon as the request is
-     * done (`inSlot`), the delivery once its outcome is written; a delivery not sent (the worker
-     * closing) stays pending for the next dispatcher.
-     */
-    const sendInSlot = (delivery: DeliveryRef): Effect.Effect<void> => {
-      let slotTaken = true
-      const freeSlot = Effect.suspend(() => {
-        if (!slotTaken) return Effect.void
-        slotTaken = false
-        held.freeSlot(delivery.webhookId)
-        return sendWhatFits
-      })
-      const inSlot = <A, E>(request: Effect.Effect<A, E>) => Effect.ensuring(request, freeSlot)
-      return attempt(delivery, inSlot).pipe(
-        surviving("webhook delivery attempt"),
-        Effect.ensuring(Effect.zipRight(freeSlot, release(delivery))),
-        Effect.asVoid
-      )
+    const release = (delivery: DeliveryRef) => {
+      const before = held.remove(delivery)
+      if (leftSome && (held.size === Math.floor(capacity / 2) || before === Math.ceil(webhookCapacity / 2) + 1)) signal.raiseNow()
     }
 
+    /** An attempt's callbacks: each acts once, and a written outcome frees the slot too if the request had not. */
+    const callbacksOf = (delivery: DeliveryRef): AttemptCallbacks => {
+      let slotTaken = true
+      let inHand = true
+      const requestDone = () => {
+        if (!slotTaken) return
+        slotTaken = false
+        held.freeSlot(delivery.webhookId)
+        const webhooks = attempting.webhooksAtHand()
+        if (webhooks === undefined) slotsFreed.raiseNow()
+        else startWith(webhooks)
+      }
+      return {
+        requestDone,
+        written: () => {
+          requestDone()
+          if (!inHand) return
+          inHand = false
+          release(delivery)
+          if (--unwritten === 0) allWritten?.()
+        }
+      }
+    }
+
+    /** Starts the waiting deliveries that fit in the free slots (none once the worker is closing). */
+    const startWith = (webhooks: ReadonlyMap<string, WebhookRow>) => {
+      if (closing) return
+      for (const delivery of held.takeSendable(limits.concurrency, limits.perWebhookConcurrency)) {
+        unwritten++
+        attempting.start(delivery, webhooks.get(delivery.webhookId), callbacksOf(delivery))
+      }
+    }
+    const startWhatFits: Effect.Effect<void, StoreUnavailable> = Effect.map(attempting.webhooks, startWith)
+
+    /**
+     * Claims what the held deliveries leave room for, of each webhook served: nothing to ask
+     * the Store when every one holds all it may.
+     */
     const claimDue = claiming.withPermits(1)(
       Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
         const free = capacity - held.size
         if (free <= 0) return { claimed: [], at }
-        const served = yield* limits.webhooksServed
-        const atLimit = held.webhooksAtLimit(webhookCapacity)
-        const due = yield* deliveries.due(new Date(at).toISOString(), free, {
-          webhookIds: atLimit,
-          deliveryIds: held.deliveryIds(),
-          perWebhook: webhookCapacity,
-          ...(served === undefined ? {} : { onlyWebhookIds: served })
+        const heldIds = held.idsByWebhook()
+        const rooms = (yield* limits.webhooksServed).map((webhookId) => {
+          const except = heldIds.get(webhookId) ?? []
+          return { webhookId, room: webhookCapacity - except.length, except }
         })
+        if (!rooms.some(({ room }) => room > 0)) {
+          leftSome = rooms.length > 0
+          return { claimed: [], at }
+        }
+        const due = yield* deliveries.due(new Date(at).toISOString(), free, rooms)
         const claimed = due.filter((delivery) => held.tryQueue(delivery, webhookCapacity))
-        leftSome = due.length === free || atLimit.length > 0 || claimed.length < due.length
+        const full = new Set(rooms.filter(({ webhookId }) => held.countFor(webhookId) >= webhookCapacity).map(({ webhookId }) => webhookId))
+        leftSome = due.length === free || full.size > 0 || claimed.length < due.length
         return { claimed, at }
       })
     )
@@ -229,18 +273,31 @@ export const makeDeliveryWorker = (
 
     const pass = Effect.gen(function*() {
       const { at, claimed } = yield* claimDue
-      yield* sendWhatFits
+      yield* startWhatFits
       if (claimed.length === 0) yield* sleep(at)
     }).pipe(surviving("webhook delivery worker", limits.idlePoll))
 
+    /** The starter: fills the slots that attempts free. */
+    const startFreed = Effect.zipRight(slotsFreed.wait(), startWhatFits).pipe(surviving("webhook delivery starter", limits.idlePoll))
+
     return {
-      run: Effect.forever(pass),
+      run: Effect.zipRight(Effect.forever(pass), Effect.forever(startFreed), { concurrent: true }),
       wake: signal.raise,
+      take: (made) =>
+        Effect.suspend(() => {
+          let taken = 0
+          if (!leftSome) for (const delivery of made) if (held.size < capacity && held.tryQueue(delivery, webhookCapacity)) taken++
+          if (taken < made.length) {
+            leftSome = true
+            signal.raiseNow()
+          }
+          return taken === 0 ? Effect.void : startWhatFits
+        }),
       withNewDelivery: (create, use) =>
         Effect.acquireUseRelease(
           claiming.withPermits(1)(Effect.tap(create, (delivery) => Effect.sync(() => held.add(delivery)))),
           use,
-          release
+          (delivery) => Effect.sync(() => release(delivery))
         )
     }
   })

@@ -4,14 +4,11 @@ import type { Page, PageRequest } from "../../../domain/Pagination.js"
 import type { DomainEvent } from "../../../domain/Events.js"
 import type { Delivery, DeliveryAttempt, DeliveryStatus } from "../../../domain/Webhook.js"
 
-/** Deliveries `due` leaves out. */
-export interface DueExclusions {
-  readonly webhookIds?: ReadonlyArray<string>
-  readonly deliveryIds?: ReadonlyArray<string>
-  /** Only these webhooks' deliveries (a cluster runner's share); all when absent. */
-  readonly onlyWebhookIds?: ReadonlyArray<string>
-  /** At most this many of one webhook's deliveries (its oldest due); no limit when absent. */
-  readonly perWebhook?: number
+/** What `due` may take of one webhook's due deliveries: up to `room` of the oldest, leaving out `except` (held already). */
+export interface DueRoom {
+  readonly webhookId: string
+  readonly room: number
+  readonly except: ReadonlyArray<string>
 }
 
 /** A due delivery with what an attempt needs: its event, read in the same query (`undefined`: no longer kept). */
@@ -45,7 +42,8 @@ export class DeliveryRepo extends Context.Tag("switchboard/DeliveryRepo")<Delive
   readonly create: (event: { readonly id: string; readonly event: string; }, webhookIds: readonly string[], at: string) => Effect.Effect<readonly string[], StoreUnavailable>
   /** Pending deliveries of many events, due at `at`, in one statement; their ids. */
   readonly createMany: (batch: ReadonlyArray<NewDeliveries>, at: string) => Effect.Effect<readonly string[], StoreUnavailable>
-  readonly due: (now: string, limit: number, except?: DueExclusions | undefined) => Effect.Effect<DueDelivery[], StoreUnavailable>
+  /** Pending deliveries due at `now`, oldest first, at most `limit`, and of each webhook at most what its room says. */
+  readonly due: (now: string, limit: number, rooms: ReadonlyArray<DueRoom>) => Effect.Effect<DueDelivery[], StoreUnavailable>
   readonly nextDue: () => Effect.Effect<Option.Option<string>, StoreUnavailable>
   /** Many attempts' outcomes: one insert of their log rows, one update per distinct outcome (joins the caller's transaction). */
   readonly recordAttempts: (outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly outcome: AttemptOutcome }>) => Effect.Effect<void, StoreUnavailable>

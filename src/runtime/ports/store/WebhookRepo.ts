@@ -35,6 +35,8 @@ export class WebhookRepo extends Context.Tag("switchboard/WebhookRepo")<WebhookR
    * repository, and read again after at most a second (another runner's changes).
    */
   readonly cached: () => Effect.Effect<ReadonlyArray<WebhookRow>, StoreUnavailable>
+  /** The kept copy while it is trusted, without going to the Store; `undefined` when `cached` would read it afresh. */
+  readonly kept: () => ReadonlyArray<WebhookRow> | undefined
   /** Drops the kept copy: another runner announced a change. */
   readonly forget: Effect.Effect<void>
 }>() {}
