@@ -4,7 +4,7 @@ import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
 import { untilStoreIsBack } from "./storeOutage.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
-import { Store } from "./ports/store/Store.js"
+import { GroupCommit } from "./ports/store/GroupCommit.js"
 import { Conflict, type EngineCallError, toApiError } from "../domain/Errors.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
@@ -129,7 +129,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     const sessions = yield* SessionRepo
     const messages = yield* MessageRepo
     const events = yield* Events
-    const transactionally = (yield* Store).transactionally
+    const groupCommit = yield* GroupCommit
     const auth = (yield* AuthRepo).forSession(sessionId)
     /** The open connection, ready or not (pairing codes and logout need it early). */
     const connection = yield* Ref.make(Option.none<EngineConnection>())
@@ -175,16 +175,18 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         const lastError = error === undefined ? previous.lastError : { ...error, at: yield* nowIso }
         // A session that ends (stopped, logged out, failed) stays ended across reboots.
         const ended = runningStatuses.has(next) ? {} : { desiredRunning: false }
-        yield* transactionally(Effect.gen(function*() {
-          yield* sessions.update(sessionId, { status: next, lastError, ...ended })
+        const at = yield* DateTime.nowAsDate
+        // Group committed: when a restart brings thousands of sessions back, their status
+        // changes share transactions instead of each taking the Store for one of its own.
+        yield* groupCommit.write(Effect.zipRight(
+          sessions.patch(sessionId, { status: next, lastError, ...ended }),
           // Another failed attempt in the same status records its error but is no new event.
-          if (previous.status === next) return
-          yield* events.publish(makeEvent("session.status", sessionId, {
+          previous.status === next ? Effect.void : events.publish(makeEvent("session.status", sessionId, {
             status: next,
             previousStatus: previous.status,
             reason: error?.code ?? null
-          }, yield* DateTime.nowAsDate))
-        }))
+          }, at))
+        ))
         yield* SubscriptionRef.set(state, {
           status: next,
           qr: next === "qr_ready" ? previous.qr : Option.none(),
