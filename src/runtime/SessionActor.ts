@@ -314,8 +314,22 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
           ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
           : Effect.void)
 
-    const outbound = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends })
-    yield* Effect.forkScoped(reportingCrash(outbound.run))
+    const lane = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends })
+    const actorScope = yield* Effect.scope
+    let laneRunning = false
+    /**
+     * The lane's fiber starts with the first message to send, in the actor's scope (a message
+     * may come from the link's fiber): most sessions are idle, and a fiber waiting on an empty
+     * lane is memory held for nothing, per session.
+     */
+    const outbound = {
+      enqueue: (messageId: string, row?: MessageRow) =>
+        Effect.suspend(() => {
+          if (laneRunning) return lane.enqueue(messageId, row)
+          laneRunning = true
+          return Effect.zipRight(Effect.forkIn(reportingCrash(lane.run), actorScope), lane.enqueue(messageId, row))
+        })
+    }
     for (const row of yield* untilStoreIsBack(messages.listUnsent(sessionId), "finding the unsent messages")) yield* outbound.enqueue(row.id, row)
 
     /**
