@@ -1,4 +1,4 @@
-import { Cause, type Chunk, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Sink, Stream, SubscriptionRef } from "effect"
+import { Cause, type Chunk, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Sink, Stream, SubscriptionRef } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
@@ -14,7 +14,7 @@ import { Engine } from "./Engine.js"
 import { applyReceipts, handleEngineEvent, type IncomingMediaSettings, type Receipt } from "./InboundEvents.js"
 import { makeOutbound } from "./OutboundSender.js"
 import type { PacingSettings } from "../domain/Settings.js"
-import { reconnectSchedule } from "./ReconnectPolicy.js"
+import { driverWhenNeeded, reconnectSchedule } from "./ReconnectPolicy.js"
 import { settingsOrDefault } from "../domain/SessionSettings.js"
 import { type ReconnectSettings } from "../domain/Settings.js"
 
@@ -281,7 +281,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     /** Links, and relinks on the schedule, until a terminal outcome. */
     const linkLoop = (generation: number) =>
       Effect.gen(function*() {
-        const driver = yield* Schedule.driver(reconnectSchedule(reconnect))
+        const driver = driverWhenNeeded(() => reconnectSchedule(reconnect))
         let immediateRestarts = 0
         yield* setStatus("initializing")
         while (true) {

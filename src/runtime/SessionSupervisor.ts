@@ -13,7 +13,6 @@ import {
   Layer,
   Option,
   Ref,
-  Schedule,
   Stream,
   SubscriptionRef,
   SynchronizedRef
@@ -28,7 +27,7 @@ import { makeEvent } from "../domain/makeEvent.js"
 import { runningStatuses, type SessionStatus } from "../domain/Session.js"
 import { Engine } from "./Engine.js"
 import { applyEngineCall, type EngineCall, type EngineOperation, type EngineSuccess, requiredStatus } from "./EngineCall.js"
-import { actorRestartSchedule } from "./ReconnectPolicy.js"
+import { actorRestartSchedule, driverWhenNeeded } from "./ReconnectPolicy.js"
 import {
   ActorCommand,
   type ActorSettings,
@@ -185,7 +184,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
      */
     const supervise = (handle: SessionActorHandle) =>
       Effect.gen(function*() {
-        const backoff = yield* Schedule.driver(actorRestartSchedule)
+        const backoff = driverWhenNeeded(() => actorRestartSchedule)
         while (true) {
           const startedAt = yield* Clock.currentTimeMillis
           const exit = yield* Effect.exit(runSessionActor(handle, settings))
