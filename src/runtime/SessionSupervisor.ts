@@ -193,7 +193,9 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(HEALTHY_RUN)) yield* backoff.reset
           yield* backoff.next(undefined)
         }
-      }).pipe(Effect.ensuring(forget(handle)), Effect.provide(context))
+      // The supervisor's own services, not merged with the caller's (a request, the restore):
+      // one context shared by every actor instead of a merged copy held by each.
+      }).pipe(Effect.ensuring(forget(handle)), Effect.mapInputContext((_: Context.Context<never>) => context))
 
     const start = (sessionId: string) =>
       SynchronizedRef.updateEffect(handles, (map) =>
