@@ -10,6 +10,7 @@
  *   BENCH_SESSIONS   comma-separated session counts (default 1000,5000)
  *   BENCH_NODE_ARGS  extra node flags for the measured gateway (e.g. --cpu-prof)
  *   BENCH_FRESH=1    prepare the templates again
+ *   BENCH_MAIN       the gateway script to measure (default dist/main.js; e.g. another build's, for a before/after)
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -19,6 +20,7 @@ import { gatewayEnv, mainScript } from "../test/support/gatewayEnv.js"
 
 const COUNTS = (process.env["BENCH_SESSIONS"] ?? "1000,5000").split(",").map(Number)
 const NODE_ARGS = (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
+const MAIN = process.env["BENCH_MAIN"] ?? mainScript
 const KEY = "startup-bench-key-0123456789abcdef"
 /** Long enough for 5,000 sessions on a loaded 2-core machine; a slower start is a failed run. */
 const READY_TIMEOUT_MS = 120_000
@@ -37,7 +39,7 @@ interface Running {
 
 const start = (dataDir: string, nodeArgs: ReadonlyArray<string> = []): Running => {
   const spawnedAt = performance.now()
-  const child = spawn(process.execPath, [...nodeArgs, mainScript], { env: env(dataDir), stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [...nodeArgs, MAIN], { env: env(dataDir), stdio: ["ignore", "pipe", "pipe"] })
   let output = ""
   let baseUrl = ""
   const listening = new Promise<number>((resolve, reject) => {

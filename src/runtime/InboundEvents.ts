@@ -61,9 +61,14 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
       case "Ready": {
         const sessions = yield* SessionRepo
         const { phone, pushName, lid } = event.me
-        const row = yield* sessions.update(context.sessionId, { phone, pushName, lid })
+        // Read from the repository's kept copy (the link has just read it); a reconnect of the
+        // same account changes nothing, and thousands of sessions restored at once write nothing.
+        const row = Option.getOrNull(yield* sessions.findById(context.sessionId))
+        if (row !== null && (row.phone !== phone || row.pushName !== pushName || row.lid !== lid)) {
+          yield* sessions.patch(context.sessionId, { phone, pushName, lid })
+        }
         yield* context.markReady
-        return yield* showOnlineIfAsked(context, settingsOrDefault(Option.getOrNull(row)?.settings ?? null))
+        return yield* showOnlineIfAsked(context, settingsOrDefault(row?.settings ?? null))
       }
       case "MessageReceived":
         return yield* storeInbound(context, event.message, transactionally)

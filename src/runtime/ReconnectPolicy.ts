@@ -1,4 +1,4 @@
-import { Duration, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import type { ReconnectSettings } from "../domain/Settings.js"
 
 
@@ -21,3 +21,19 @@ export const actorRestartSchedule = Schedule.exponential("500 millis", 2).pipe(
   Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.minutes(1))),
   Schedule.jittered
 )
+
+/**
+ * A `Schedule.driver` made the first time it is needed: a session's reconnect backoff and its
+ * actor's restart backoff are needed only after a failure, and making them up front (the
+ * schedule's combinators, the driver and its state) is work and memory for every session.
+ * `reset` before any `next` does nothing, as a fresh driver's would.
+ */
+export const driverWhenNeeded = <Out, In, R>(schedule: () => Schedule.Schedule<Out, In, R>) => {
+  let driver: Schedule.ScheduleDriver<Out, In, R> | undefined
+  const made = Effect.suspend(() =>
+    driver === undefined ? Effect.map(Schedule.driver(schedule()), (made) => (driver = made)) : Effect.succeed(driver))
+  return {
+    next: (input: In) => Effect.flatMap(made, (made) => made.next(input)),
+    reset: Effect.suspend(() => (driver === undefined ? Effect.void : driver.reset))
+  }
+}

@@ -1,10 +1,10 @@
-import { Cause, type Chunk, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Schedule, Sink, Stream, SubscriptionRef } from "effect"
+import { Cause, type Chunk, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Sink, Stream, SubscriptionRef } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
 import { untilStoreIsBack } from "./storeOutage.js"
 import { SessionRepo } from "./ports/store/SessionRepo.js"
-import { Store } from "./ports/store/Store.js"
+import { GroupCommit } from "./ports/store/GroupCommit.js"
 import { Conflict, type EngineCallError, toApiError } from "../domain/Errors.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
@@ -14,7 +14,7 @@ import { Engine } from "./Engine.js"
 import { applyReceipts, handleEngineEvent, type IncomingMediaSettings, type Receipt } from "./InboundEvents.js"
 import { makeOutbound } from "./OutboundSender.js"
 import type { PacingSettings } from "../domain/Settings.js"
-import { reconnectSchedule } from "./ReconnectPolicy.js"
+import { driverWhenNeeded, reconnectSchedule } from "./ReconnectPolicy.js"
 import { settingsOrDefault } from "../domain/SessionSettings.js"
 import { type ReconnectSettings } from "../domain/Settings.js"
 
@@ -129,7 +129,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     const sessions = yield* SessionRepo
     const messages = yield* MessageRepo
     const events = yield* Events
-    const transactionally = (yield* Store).transactionally
+    const groupCommit = yield* GroupCommit
     const auth = (yield* AuthRepo).forSession(sessionId)
     /** The open connection, ready or not (pairing codes and logout need it early). */
     const connection = yield* Ref.make(Option.none<EngineConnection>())
@@ -175,16 +175,18 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         const lastError = error === undefined ? previous.lastError : { ...error, at: yield* nowIso }
         // A session that ends (stopped, logged out, failed) stays ended across reboots.
         const ended = runningStatuses.has(next) ? {} : { desiredRunning: false }
-        yield* transactionally(Effect.gen(function*() {
-          yield* sessions.update(sessionId, { status: next, lastError, ...ended })
+        const at = yield* DateTime.nowAsDate
+        // Group committed: when a restart brings thousands of sessions back, their status
+        // changes share transactions instead of each taking the Store for one of its own.
+        yield* groupCommit.write(Effect.zipRight(
+          sessions.patch(sessionId, { status: next, lastError, ...ended }),
           // Another failed attempt in the same status records its error but is no new event.
-          if (previous.status === next) return
-          yield* events.publish(makeEvent("session.status", sessionId, {
+          previous.status === next ? Effect.void : events.publish(makeEvent("session.status", sessionId, {
             status: next,
             previousStatus: previous.status,
             reason: error?.code ?? null
-          }, yield* DateTime.nowAsDate))
-        }))
+          }, at))
+        ))
         yield* SubscriptionRef.set(state, {
           status: next,
           qr: next === "qr_ready" ? previous.qr : Option.none(),
@@ -279,7 +281,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     /** Links, and relinks on the schedule, until a terminal outcome. */
     const linkLoop = (generation: number) =>
       Effect.gen(function*() {
-        const driver = yield* Schedule.driver(reconnectSchedule(reconnect))
+        const driver = driverWhenNeeded(() => reconnectSchedule(reconnect))
         let immediateRestarts = 0
         yield* setStatus("initializing")
         while (true) {
@@ -312,8 +314,22 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
           ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
           : Effect.void)
 
-    const outbound = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends })
-    yield* Effect.forkScoped(reportingCrash(outbound.run))
+    const lane = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends })
+    const actorScope = yield* Effect.scope
+    let laneRunning = false
+    /**
+     * The lane's fiber starts with the first message to send, in the actor's scope (a message
+     * may come from the link's fiber): most sessions are idle, and a fiber waiting on an empty
+     * lane is memory held for nothing, per session.
+     */
+    const outbound = {
+      enqueue: (messageId: string, row?: MessageRow) =>
+        Effect.suspend(() => {
+          if (laneRunning) return lane.enqueue(messageId, row)
+          laneRunning = true
+          return Effect.zipRight(Effect.forkIn(reportingCrash(lane.run), actorScope), lane.enqueue(messageId, row))
+        })
+    }
     for (const row of yield* untilStoreIsBack(messages.listUnsent(sessionId), "finding the unsent messages")) yield* outbound.enqueue(row.id, row)
 
     /**

@@ -13,7 +13,6 @@ import {
   Layer,
   Option,
   Ref,
-  Schedule,
   Stream,
   SubscriptionRef,
   SynchronizedRef
@@ -28,7 +27,7 @@ import { makeEvent } from "../domain/makeEvent.js"
 import { runningStatuses, type SessionStatus } from "../domain/Session.js"
 import { Engine } from "./Engine.js"
 import { applyEngineCall, type EngineCall, type EngineOperation, type EngineSuccess, requiredStatus } from "./EngineCall.js"
-import { actorRestartSchedule } from "./ReconnectPolicy.js"
+import { actorRestartSchedule, driverWhenNeeded } from "./ReconnectPolicy.js"
 import {
   ActorCommand,
   type ActorSettings,
@@ -55,7 +54,7 @@ const RESTORE_CONCURRENCY = 64
 /** Restored sessions whose stale statuses are rewritten per transaction (each holds the Store). */
 const RESTORE_CHUNK = 250
 /** A session that takes this long to connect no longer holds up the restore of the others. */
-const RESTORE_SETTLE_WAIT = "10 seconds"
+const RESTORE_SETTLE_WAIT_MS = 10_000
 
 export interface SessionSupervisorService {
   /** Starts the session's actor if it is not running. Idempotent. */
@@ -185,7 +184,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
      */
     const supervise = (handle: SessionActorHandle) =>
       Effect.gen(function*() {
-        const backoff = yield* Schedule.driver(actorRestartSchedule)
+        const backoff = driverWhenNeeded(() => actorRestartSchedule)
         while (true) {
           const startedAt = yield* Clock.currentTimeMillis
           const exit = yield* Effect.exit(runSessionActor(handle, settings))
@@ -194,7 +193,9 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(HEALTHY_RUN)) yield* backoff.reset
           yield* backoff.next(undefined)
         }
-      }).pipe(Effect.ensuring(forget(handle)), Effect.provide(context))
+      // The supervisor's own services, not merged with the caller's (a request, the restore):
+      // one context shared by every actor instead of a merged copy held by each.
+      }).pipe(Effect.ensuring(forget(handle)), Effect.mapInputContext((_: Context.Context<never>) => context))
 
     const start = (sessionId: string) =>
       SynchronizedRef.updateEffect(handles, (map) =>
@@ -225,16 +226,29 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           const at = yield* DateTime.nowAsDate
           yield* transactionally(Effect.zipRight(
             sessions.setStatusOfMany(chunk.map((row) => row.id), "initializing"),
-            Effect.forEach(chunk, (row) =>
-              events.publish(makeEvent("session.status", row.id, { status: "initializing", previousStatus: row.status, reason: null }, at)), {
-              discard: true
-            })
+            events.publishAll(chunk.map((row) =>
+              makeEvent("session.status", row.id, { status: "initializing", previousStatus: row.status, reason: null }, at)))
           ))
         }), { discard: true })
 
     /**
+     * The restored sessions still connecting, each with what ends its wait. One observer of the
+     * status events serves them all: a subscription to each session's state, with its timeout
+     * fiber, cost more than the rest of a session's restore.
+     */
+    const connecting = new Map<string, Deferred.Deferred<void>>()
+    yield* events.observeLocal((event) => {
+      if (event.event !== "session.status") return
+      // The data of a `session.status` event (see domain/Events.ts).
+      const { status } = event.data as { readonly status: SessionStatus }
+      const waiting = connecting.get(event.sessionId)
+      if (waiting !== undefined && status !== "initializing") Deferred.unsafeDone(waiting, Exit.void)
+    })
+
+    /**
      * Starts a session from its stored row (no read, no write of its own), and waits until it
-     * is past connecting (ready, showing a QR, disconnected, ended) or has had its time.
+     * is past connecting (ready, showing a QR, disconnected, ended: its status is no longer
+     * `initializing`) or has had its time.
      */
     const startRestored = (row: SessionRow) =>
       Effect.gen(function*() {
@@ -244,12 +258,15 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
             : Effect.map(makeHandle(row.id, "initializing", row.lastError), (made) =>
               [Option.some(made), new Map(map).set(row.id, made)] as const))
         if (Option.isNone(handle)) return
+        // Waiting before the actor starts: its first status change cannot come too early.
+        const pastConnecting = yield* Deferred.make<void>()
+        connecting.set(row.id, pastConnecting)
+        const timer = setTimeout(() => Deferred.unsafeDone(pastConnecting, Exit.void), RESTORE_SETTLE_WAIT_MS)
         yield* FiberMap.run(fibers, row.id, supervise(handle.value))
-        yield* handle.value.state.changes.pipe(
-          Stream.filter((state) => state.status !== "initializing"),
-          Stream.runHead,
-          Effect.timeoutTo({ duration: RESTORE_SETTLE_WAIT, onSuccess: () => undefined, onTimeout: () => undefined })
-        )
+        yield* Deferred.await(pastConnecting).pipe(Effect.ensuring(Effect.sync(() => {
+          clearTimeout(timer)
+          connecting.delete(row.id)
+        })))
       })
 
     /**

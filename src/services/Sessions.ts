@@ -3,7 +3,7 @@ import { AppSettings } from "../domain/Settings.js"
 import { defaultSessionSettings } from "../domain/SessionSettings.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { Clock, Context, type Duration, Effect, Layer, Option, Stream } from "effect"
-import QRCode from "qrcode"
+import { loadQrCode } from "../runtime/lazyLibraries.js"
 import { type SessionFilter, SessionRepo, type SessionRow } from "../runtime/ports/store/SessionRepo.js"
 import { Engine } from "../runtime/Engine.js"
 import { engineCall } from "../runtime/EngineCall.js"
@@ -150,12 +150,12 @@ const make = Effect.gen(function*() {
     qr: Effect.fn("Sessions.qr")((sessionId) =>
       Effect.map(liveQr(sessionId), ({ qr, expiresAt }) => ({ qr, expiresAt: expiresAt.toISOString() })).pipe(
         Effect.flatMap(({ qr, expiresAt }) =>
-          Effect.map(Effect.promise(() => QRCode.toDataURL(qr, { margin: 2, width: 320 })), (image) => ({ qr, image, expiresAt }))
+          Effect.map(Effect.promise(async () => (await loadQrCode()).toDataURL(qr, { margin: 2, width: 320 })), (image) => ({ qr, image, expiresAt }))
         )
       )),
     qrPng: Effect.fn("Sessions.qrPng")((sessionId) =>
       Effect.flatMap(liveQr(sessionId), ({ qr }) =>
-        Effect.map(Effect.promise(() => QRCode.toBuffer(qr, { type: "png", margin: 2, width: 320 })), (png) => new Uint8Array(png)))),
+        Effect.map(Effect.promise(async () => (await loadQrCode()).toBuffer(qr, { type: "png", margin: 2, width: 320 })), (png) => new Uint8Array(png)))),
     pairingCode: Effect.fn("Sessions.pairingCode")((sessionId, phoneNumber) =>
       Effect.zipRight(
         find(sessionId),

@@ -63,8 +63,8 @@ export const SqlAuthRepo = Layer.effect(
       const readCreds = sql<{ readonly value: string }>`SELECT value FROM engine_auth
         WHERE session_id = ${sessionId} AND kind = ${CREDS} AND key_id = ${CREDS}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => decodeAuthValue(row.value))),
-          orStoreUnavailable,
-          Effect.withSpan("AuthRepo.readCreds")
+          // No span of its own (see storeOperation): every connect reads its creds, thousands at a restart.
+          orStoreUnavailable
         )
 
       const writeCreds = storeOperation(

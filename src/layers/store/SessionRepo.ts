@@ -152,22 +152,31 @@ export const SqlSessionRepo = Layer.effect(
           Effect.map((rows): ReadonlyMap<SessionStatus, number> => new Map(rows.map((row) => [row.status, fromCount(row.count)])))
         ))
 
-    /** Applies the fields present in `patch`, bumps `updated_at`, and returns the new row. */
-    const update = Effect.fnUntraced(
-      function*(id: string, patch: SessionPatch) {
+    /** Applies the fields present in `patch` and bumps `updated_at`. */
+    const write = (id: string, patch: SessionPatch) =>
+      Effect.gen(function*() {
         const updatedAt = DateTime.formatIso(yield* DateTime.now)
         yield* cache.invalidate(id)
         yield* sql`UPDATE sessions SET ${sql.update({ ...toColumns(patch), updated_at: updatedAt })} WHERE id = ${id}`
+      })
+
+    /** `write`, and the new row. */
+    const update = Effect.fnUntraced(
+      function*(id: string, patch: SessionPatch) {
+        yield* write(id, patch)
         return yield* selectOne(sql`id = ${id}`)
       },
       sql.withTransaction,
       orStoreUnavailable
     )
 
+    const patch = storeOperation(write)
+
     const setStatusOfMany = Effect.fnUntraced(
       function*(ids: ReadonlyArray<string>, status: SessionStatus) {
         if (ids.length === 0) return
         const updatedAt = DateTime.formatIso(yield* DateTime.now)
+        for (const id of ids) yield* cache.invalidate(id)
         yield* sql`UPDATE sessions SET status = ${status}, updated_at = ${updatedAt} WHERE id IN ${sql.in(ids)} AND desired_running = 1`
       },
       orStoreUnavailable
@@ -195,6 +204,6 @@ export const SqlSessionRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    return { insert, findById, findByName, list, listDesiredRunning, countByStatus, update, setStatusOfMany, remove } as const
+    return { insert, findById, findByName, list, listDesiredRunning, countByStatus, update, patch, setStatusOfMany, remove } as const
   })
 )

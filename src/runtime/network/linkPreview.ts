@@ -1,6 +1,5 @@
 import { Clock, Duration, Effect, Option } from "effect"
-import { getPreviewFromContent } from "link-preview-js"
-import sharp from "sharp"
+import { loadLinkPreview, loadSharp } from "../lazyLibraries.js"
 import type { LinkPreview } from "../../domain/Message.js"
 import type { AddressPolicy } from "./addressPolicy.js"
 import { fetchMedia, type FetchMediaOptions } from "./fetchMedia.js"
@@ -49,8 +48,8 @@ class NoPreview {
 const thumbnailOf = (imageUrl: string, options: FetchMediaOptions) =>
   fetchMedia(imageUrl, options).pipe(
     Effect.flatMap(({ data }) =>
-      Effect.tryPromise(() =>
-        sharp(data)
+      Effect.tryPromise(async () =>
+        (await loadSharp())(data)
           .resize(thumbnailMaxSide, thumbnailMaxSide, { fit: "inside", withoutEnlargement: true })
           .flatten({ background: "#ffffff" })
           .jpeg({ quality: 70 })
@@ -89,8 +88,8 @@ export const fetchLinkPreview = (text: string, options: LinkPreviewOptions): Eff
     const page = yield* fetchMedia(url, fetchOptions(options.timeout, maxPageBytes, true))
     if (!htmlTypes.has(essence(page.declaredType) ?? "")) return yield* Effect.fail(new NoPreview(`the page is ${essence(page.declaredType) ?? "of no declared type"}, not HTML`))
     const parsed = yield* Effect.tryPromise({
-      try: () =>
-        getPreviewFromContent({
+      try: async () =>
+        (await loadLinkPreview()).getPreviewFromContent({
           url: page.url.href,
           data: decodeText(page.data, page.declaredType),
           headers: { "content-type": page.declaredType ?? "text/html" }

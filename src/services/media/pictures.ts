@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import sharp from "sharp"
+import { loadSharp } from "../../runtime/lazyLibraries.js"
 import { ValidationFailed } from "../../domain/Errors.js"
 import type { MediaSource } from "../../domain/Message.js"
 import { PICTURE_SIZE } from "../../domain/Profile.js"
@@ -23,8 +23,8 @@ export const toPicture = (data: Uint8Array): Effect.Effect<Uint8Array, Validatio
       return yield* invalidPicture(`a picture must be ${pictureTypes.join(", ")}; these bytes are ${type?.mime ?? "of no type we recognise"}`)
     }
     const jpeg = yield* Effect.tryPromise({
-      try: () =>
-        sharp(data)
+      try: async () =>
+        (await loadSharp())(data)
           .rotate() // a phone photo's EXIF orientation, applied before cropping
           .resize(PICTURE_SIZE, PICTURE_SIZE, { fit: "cover", position: "centre" })
           .flatten({ background: "#ffffff" }) // JPEG has no transparency

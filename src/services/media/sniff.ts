@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { fileTypeFromBuffer } from "file-type"
+import { loadFileType } from "../../runtime/lazyLibraries.js"
 
 /** What the bytes are, by their magic numbers. */
 export interface SniffedType {
@@ -43,7 +43,7 @@ const refineIsoMedia = (type: SniffedType, data: Uint8Array): SniffedType => {
 
 /** What the bytes are; `undefined` for what has no magic number (text) or none we know. */
 export const sniff = (data: Uint8Array): Effect.Effect<SniffedType | undefined> =>
-  Effect.tryPromise(() => fileTypeFromBuffer(data)).pipe(
+  Effect.tryPromise(async () => (await loadFileType()).fileTypeFromBuffer(data)).pipe(
     // A malformed container that trips the sniffer up is as unknown as random bytes.
     Effect.orElseSucceed(() => undefined),
     Effect.map((found) => {

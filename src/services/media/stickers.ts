@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import sharp from "sharp"
+import { loadSharp } from "../../runtime/lazyLibraries.js"
 import type { UnsupportedMediaType } from "../../domain/Errors.js"
 import { undecodableMedia } from "./errors.js"
 import type { MediaType } from "./mediaTypes.js"
@@ -21,8 +21,8 @@ export const toSticker = (
   type.mimetype === webp.mimetype
     ? Effect.succeed({ data, type })
     : Effect.tryPromise({
-      try: () =>
-        sharp(data, { animated: type.mimetype === "image/gif" })
+      try: async () =>
+        (await loadSharp())(data, { animated: type.mimetype === "image/gif" })
           .resize(stickerSize, stickerSize, { fit: "contain", background: { r: 0, g: 0, b: 0, alpha: 0 } })
           .webp()
           .toBuffer(),

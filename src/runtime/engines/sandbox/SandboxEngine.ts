@@ -65,10 +65,15 @@ const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }:
     })
 
     const lifecycle = auth.readCreds.pipe(
-      Effect.flatMap(Option.match({ onNone: () => link, onSome: () => line.becomeReady }))
+      Effect.flatMap(Option.match({
+        // A dropped or replaced connection must not go on linking (nor write creds) behind its successor.
+        onNone: () => Effect.raceFirst(link, line.awaitClosed),
+        // No race: becoming ready does nothing on a line that is no longer live, and the race's
+        // two fibers were most of what a linked session's connect cost.
+        onSome: () => line.becomeReady
+      }))
     )
-    // A dropped or replaced connection must not go on linking (nor write creds) behind its successor.
-    yield* Effect.forkScoped(Effect.raceFirst(lifecycle, line.awaitClosed))
+    yield* Effect.forkScoped(lifecycle)
 
     return {
       events: line.events,

@@ -40,6 +40,11 @@ export class SessionRepo extends Context.Tag("switchboard/SessionRepo")<SessionR
   readonly listDesiredRunning: () => Effect.Effect<ReadonlyArray<SessionRow>, StoreUnavailable>
   readonly countByStatus: () => Effect.Effect<ReadonlyMap<SessionStatus, number>, StoreUnavailable>
   readonly update: (id: string, patch: SessionPatch) => Effect.Effect<Option.Option<SessionRow>, StoreUnavailable>
+  /**
+   * `update` without reading the row back: one statement, in the caller's transaction if there
+   * is one (a status change and its event; thousands of them when a restart brings sessions back).
+   */
+  readonly patch: (id: string, patch: SessionPatch) => Effect.Effect<void, StoreUnavailable>
   /** Sets the status of those of these sessions that still want to run, in one statement (a restore marks thousands at once). */
   readonly setStatusOfMany: (ids: ReadonlyArray<string>, status: SessionStatus) => Effect.Effect<void, StoreUnavailable>
   readonly remove: (id: string) => Effect.Effect<boolean, StoreUnavailable>

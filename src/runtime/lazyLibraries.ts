@@ -1,0 +1,15 @@
+/**
+ * Libraries loaded when first used rather than at start-up: image processing, file sniffing,
+ * HTML parsing and QR drawing serve requests that come later or never, and loading them all
+ * took ~400 ms of a gateway's start on the 2-core machine of issue 19 (each `import()`d after
+ * the Effect core: link-preview-js 178 ms, file-type 75, sharp 71, qrcode 46).
+ */
+const once = <A>(load: () => Promise<A>): () => Promise<A> => {
+  let loaded: Promise<A> | undefined
+  return () => (loaded ??= load())
+}
+
+export const loadSharp: () => Promise<typeof import("sharp").default> = once(() => import("sharp").then((module) => module.default))
+export const loadFileType: () => Promise<typeof import("file-type")> = once(() => import("file-type"))
+export const loadLinkPreview: () => Promise<typeof import("link-preview-js")> = once(() => import("link-preview-js"))
+export const loadQrCode: () => Promise<typeof import("qrcode")> = once(() => import("qrcode").then((module) => module.default))
