@@ -339,6 +339,26 @@ describe("webhook delivery", () => {
       expect(yield* h.outbox.undispatched(10)).toEqual([])
     }))
 
+  it.scopedLive("an event no webhook wants wakes no fan-out pass; the next wanted one takes it along", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver()
+      const h = yield* startDispatcher({}, { ...quickRetries, pollInterval: Duration.seconds(5) })
+      const acks = yield* h.addWebhook(`${receiver.url}/acks`, { events: ["message.ack"] })
+      yield* h.emit("message.ack")
+      yield* eventually(h.deliveriesOf(acks.id), (list) => list.length === 1)
+
+      yield* h.webhooks.cached() // the copy the observer matches against, fresh for a second
+      const unwanted = [yield* h.emit("session.status"), yield* h.emit("message.received")]
+      yield* Effect.sleep("150 millis")
+      expect((yield* h.outbox.undispatched(10)).map((event) => event.id)).toEqual(unwanted.map((event) => event.id))
+
+      yield* h.emit("message.ack")
+      yield* eventually(h.outbox.undispatched(10), (waiting) => waiting.length === 0, "2 seconds")
+      const delivered = yield* eventually(h.deliveriesOf(acks.id), (list) => list.length === 2 && list.every((d) => d.status === "delivered"))
+      expect(delivered).toHaveLength(2)
+      expect(receiver.received.every((r) => r.headers["x-webhook-event"] === "message.ack")).toBe(true)
+    }))
+
   it.scopedLive("events written while no one was listening (after a restart) are delivered by the poll", () =>
     Effect.gen(function*() {
       const receiver = yield* startReceiver()

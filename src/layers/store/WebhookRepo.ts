@@ -1,4 +1,4 @@
-import { WebhookRepo, type WebhookRow, type WebhookScope } from "../../runtime/ports/store/WebhookRepo.js"
+import { WebhookRepo, webhookWants, type WebhookRow, type WebhookScope } from "../../runtime/ports/store/WebhookRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, DateTime, Effect, Layer, Option } from "effect"
@@ -130,12 +130,7 @@ export const SqlWebhookRepo = Layer.effect(
 
     /** The enabled webhooks that want this event: global ones and its session's, for its kind or "*". */
     const matching = storeOperation(
-      (event: DomainEvent) =>
-        Effect.map(all, (rows) =>
-          rows.filter((row) =>
-            row.enabled && (row.sessionId === null || row.sessionId === event.sessionId) &&
-            (row.events.includes("*") || row.events.includes(event.event))
-          )))
+      (event: DomainEvent) => Effect.map(all, (rows) => rows.filter((row) => webhookWants(row, event))))
 
     /** Every webhook, enabled or not, from the kept copy. */
     const cached = storeOperation(() => all)

@@ -4,7 +4,7 @@ import { AppSettings } from "../../domain/Settings.js"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
 import { Store } from "../ports/store/Store.js"
-import { WebhookRepo, type WebhookRow } from "../ports/store/WebhookRepo.js"
+import { WebhookRepo, webhookWants, type WebhookRow } from "../ports/store/WebhookRepo.js"
 import { Events } from "../Events.js"
 import { makeEvent } from "../../domain/makeEvent.js"
 import { allowAnyAddress, isPublicAddress } from "../network/addressPolicy.js"
@@ -71,7 +71,7 @@ export const defaultDispatcherOptions: DispatcherOptions = {
 
 /**
  * The webhook dispatcher: everything between the outbox and the receivers. Three loops run in
- * its scope: the fan-out (outbox → deliveries; woken by every published event, and polling),
+ * its scope: the fan-out (outbox → deliveries; woken by a published event a webhook wants, and polling),
  * the delivery worker (due deliveries → signed POSTs, within the concurrency limits; the
  * deliveries a fan-out pass makes are handed to it as they are, with no claim to read), and the
  * outbox's pruning. Closing the scope stops them; whatever was in flight is attempted again
@@ -159,9 +159,14 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
     })
 
     if (share.index === 0) {
-      // Observed before the loops start: an event published from here on wakes the fan-out.
+      // Observed before the loops start: an event published from here on that a webhook wants
+      // wakes the fan-out. One that none of the webhooks at hand wants is marked dispatched by
+      // the next poll's pass, with the others of that second: a gateway without webhooks makes
+      // no pass (three statements in a transaction) per event.
       yield* events.observe((event) => {
-        if (event.event !== "webhook.test") published.raiseNow()
+        if (event.event === "webhook.test") return
+        const rows = webhooks.kept()
+        if (rows === undefined || rows.some((row) => webhookWants(row, event))) published.raiseNow()
       })
       yield* Effect.forkScoped(Effect.forever(surviving("webhook fan-out", options.pollInterval)(fanOutPass)))
       yield* Effect.forkScoped(Effect.repeat(surviving("outbox pruning")(prune), Schedule.spaced(options.pruneInterval)))

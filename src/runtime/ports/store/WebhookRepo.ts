@@ -18,6 +18,11 @@ export interface WebhookRow {
   readonly updatedAt: string
 }
 
+/** Whether this webhook gets this event: enabled, global or of its session, for its kind or "*". */
+export const webhookWants = (webhook: WebhookRow, event: DomainEvent): boolean =>
+  webhook.enabled && (webhook.sessionId === null || webhook.sessionId === event.sessionId) &&
+  (webhook.events.includes("*") || webhook.events.includes(event.event))
+
 /** Which webhooks a list shows: the global ones, or one session's. */
 export type WebhookScope = { readonly global: true } | { readonly sessionId: string }
 
