@@ -12,7 +12,9 @@
  *
  *   BENCH_STORE        sqlite (default) or postgres (a throwaway server, as the tests start one;
  *                      or BENCH_DATABASE_URL=postgres://…)
- *   BENCH_PER_WEBHOOK  deliveries in flight to the one receiver (default 4, WEBHOOK_CONCURRENCY_PER_WEBHOOK's default)
+ *   BENCH_PER_WEBHOOK  deliveries in flight to the one receiver, fixed (by default the gateway's own:
+ *                      from WEBHOOK_CONCURRENCY_PER_WEBHOOK's 4 up to WEBHOOK_CONCURRENCY_PER_WEBHOOK_MAX's 16
+ *                      while the receiver answers fast)
  */
 import { Duration, Effect, Schedule } from "effect"
 import { fork } from "node:child_process"
@@ -29,7 +31,7 @@ import { Webhooks } from "../src/services/Webhooks.js"
 const RATE = Number(process.env["BENCH_RATE"] ?? 200)
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
 const EVENTS = Number(process.env["BENCH_EVENTS"] ?? 10_000)
-const PER_WEBHOOK = Number(process.env["BENCH_PER_WEBHOOK"] ?? 4)
+const PER_WEBHOOK = process.env["BENCH_PER_WEBHOOK"] === undefined ? undefined : Number(process.env["BENCH_PER_WEBHOOK"])
 const STORE = process.env["BENCH_STORE"] ?? "sqlite"
 
 // ---------------------------------------------------------------------------------------------
@@ -149,7 +151,11 @@ const main = Effect.gen(function*() {
     databaseUrl: store.url,
     engine: "sandbox",
     pacing: { sendsPerMinute: 0 },
-    webhooks: { ...defaults.webhooks, allowPrivate: true, perWebhookConcurrency: PER_WEBHOOK }
+    webhooks: {
+      ...defaults.webhooks,
+      allowPrivate: true,
+      ...(PER_WEBHOOK === undefined ? {} : { perWebhookConcurrency: PER_WEBHOOK, perWebhookConcurrencyMax: PER_WEBHOOK })
+    }
   })
   return yield* Effect.scoped(Effect.provide(program, SwitchboardCore(settings, sandboxEngineLayer(settings))))
 })
@@ -167,6 +173,8 @@ console.log(
   `  p50 ${percentile(latencies, 50)} ms   p90 ${percentile(latencies, 90)} ms   p99 ${percentile(latencies, 99)} ms   max ${latencies.at(-1)} ms`
 )
 console.log(`  gateway CPU ${(steadyCpuMs / latencies.length).toFixed(2)} ms per event published and delivered (${(steadyCpuMs / 1000 / SECONDS * 100).toFixed(0)} % of a core)`)
-console.log(`throughput, ${EVENTS} events published back to back, 100 a transaction (publishing took ${publishedMs.toFixed(0)} ms), ${PER_WEBHOOK} in flight to the receiver`)
+console.log(`throughput, ${EVENTS} events published back to back, 100 a transaction (publishing took ${publishedMs.toFixed(0)} ms), ${
+  PER_WEBHOOK ?? "the adaptive number (WEBHOOK_CONCURRENCY_PER_WEBHOOK up to _MAX)"
+} in flight to the receiver`)
 console.log(`  all received after ${deliveredMs.toFixed(0)} ms → ${Math.round(EVENTS / (deliveredMs / 1000))} deliveries/s (${duplicates} received twice)`)
 console.log(`  gateway CPU ${(cpuMs / EVENTS).toFixed(2)} ms per event published and delivered (${(publishCpuMs / EVENTS).toFixed(2)} ms of it while publishing)`)

@@ -109,7 +109,7 @@ describe("API keys over the API", () => {
 
 describe("a key limited to some sessions", () => {
   const gateway = useGateway({
-    webhooks: { timeout: Duration.seconds(1), allowPrivate: true, concurrency: 4, perWebhookConcurrency: 1, eventRetention: Duration.hours(1) }
+    webhooks: { timeout: Duration.seconds(1), allowPrivate: true, concurrency: 4, perWebhookConcurrency: 1, perWebhookConcurrencyMax: 1, eventRetention: Duration.hours(1) }
   })
 
   it("sees, creates and uses only its sessions, by id or by name, and nothing spanning all sessions", async () => {

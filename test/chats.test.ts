@@ -14,7 +14,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookRec
  */
 
 const webhookSettings = {
-  webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, eventRetention: Duration.hours(1) }
+  webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2, eventRetention: Duration.hours(1) }
 }
 const watched = ["chat.update", "session.history", "message.received"]
 

@@ -37,7 +37,7 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     gateway = await Effect.runPromise(Scope.extend(startGateway({
       dashboardPort,
       sandboxPairDelay: Duration.seconds(2),
-      webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 4, perWebhookConcurrency: 2, eventRetention: Duration.hours(1) }
+      webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 4, perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2, eventRetention: Duration.hours(1) }
     }), scope))
     dashboardUrl = `http://127.0.0.1:${dashboardPort}/`
     browser = await launchChromium()

@@ -10,7 +10,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookRec
  */
 describe("group settings, pictures and join requests between sandbox sessions", () => {
   const gateway = useGateway({
-    webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, eventRetention: Duration.hours(1) }
+    webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2, eventRetention: Duration.hours(1) }
   })
   let admin: { id: string; phone: string }
   let member: { id: string; phone: string }

@@ -11,7 +11,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookRec
  */
 describe("profiles, contacts and blocking between sandbox sessions", () => {
   const gateway = useGateway({
-    webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, eventRetention: Duration.hours(1) }
+    webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2, eventRetention: Duration.hours(1) }
   })
   let alice: { id: string; phone: string }
   let bob: { id: string; phone: string }

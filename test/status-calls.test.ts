@@ -14,7 +14,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookRec
  */
 describe("settings, status updates and calls between sandbox sessions", () => {
   const gateway = useGateway({
-    webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, eventRetention: Duration.hours(1) }
+    webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2, eventRetention: Duration.hours(1) }
   })
   let alice: { id: string; phone: string }
   let bob: { id: string; phone: string }

@@ -33,8 +33,8 @@ interface Received {
   readonly at: number
 }
 
-/** What a receiver does with a request: answer with a status, or never answer. */
-type Reply = number | "hang"
+/** What a receiver does with a request: answer with a status (at once, or after some milliseconds), or never answer. */
+type Reply = number | { readonly status: number; readonly afterMs: number } | "hang"
 
 interface Receiver {
   readonly url: string
@@ -59,7 +59,9 @@ const startReceiver = (reply: (request: Received, index: number) => Reply = () =
           const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value ?? ""]))
           const request = { path: req.url ?? "/", headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() }
           const answer = reply(request, received.push(request) - 1)
-          if (answer !== "hang") res.writeHead(answer, { "content-type": "text/plain" }).end("thanks")
+          const answerWith = (status: number) => res.writeHead(status, { "content-type": "text/plain" }).end("thanks")
+          if (typeof answer === "number") answerWith(answer)
+          else if (answer !== "hang") setTimeout(() => answerWith(answer.status), answer.afterMs)
         })
       })
       server.listen(0, "127.0.0.1", () => {
@@ -309,6 +311,35 @@ describe("webhook delivery", () => {
       expect((yield* h.deliveriesOf(dead.id)).every((d) => d.status === "pending" && d.attempts === 0)).toBe(true)
       const delivered = yield* eventually(h.deliveriesOf(alive.id), (list) => list.every((d) => d.status === "delivered"))
       expect(delivered).toHaveLength(10)
+    }))
+
+  it.scopedLive("a receiver answering well and fast gets more in flight while a backlog waits, up to WEBHOOK_CONCURRENCY_PER_WEBHOOK_MAX", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver(() => ({ status: 200, afterMs: 20 }))
+      const h = yield* startDispatcher({ perWebhookConcurrency: 2, perWebhookConcurrencyMax: 6 })
+      const webhook = yield* h.addWebhook(receiver.url)
+      const events: Array<DomainEvent> = []
+      for (let n = 0; n < 150; n++) events.push(yield* h.emit("message.received", "s1", { n }))
+      const received = yield* eventually(Effect.sync(() => receiver.received), (list) => list.length >= 150, "10 seconds")
+      expect(receiver.maxOpen()).toBeGreaterThan(2)
+      expect(receiver.maxOpen()).toBeLessThanOrEqual(6)
+      expect(received.map((r) => r.headers["webhook-id"]).sort()).toEqual(events.map((e) => e.id).sort()) // each once
+      yield* eventually(h.deliveriesOf(webhook.id), (list) => list.length === 150 && list.every((d) => d.status === "delivered"))
+    }))
+
+  it.scopedLive("a receiver that fails or answers slowly keeps WEBHOOK_CONCURRENCY_PER_WEBHOOK in flight, backlog or not", () =>
+    Effect.gen(function*() {
+      const failing = yield* startReceiver(() => ({ status: 500, afterMs: 20 }))
+      const slow = yield* startReceiver(() => ({ status: 200, afterMs: 300 }))
+      const h = yield* startDispatcher({ timeout: Duration.seconds(2), perWebhookConcurrency: 2, perWebhookConcurrencyMax: 8 })
+      yield* h.addWebhook(failing.url)
+      yield* h.addWebhook(slow.url)
+      for (let n = 0; n < 40; n++) yield* h.emit("message.received", "s1", { n })
+      // The failing one is retried every 50 ms: many rounds of answers, none of which may widen it.
+      yield* eventually(Effect.sync(() => failing.received), (list) => list.length >= 80)
+      yield* eventually(Effect.sync(() => slow.received), (list) => list.length >= 12)
+      expect(failing.maxOpen()).toBe(2)
+      expect(slow.maxOpen()).toBe(2)
     }))
 
   it.scopedLive("each webhook gets the kinds it asked for, of its session (or of all), and never a test event", () =>

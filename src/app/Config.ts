@@ -90,6 +90,10 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
       Config.validate({ message: "WEBHOOK_CONCURRENCY_PER_WEBHOOK must be ≥ 1", validation: (n) => n >= 1 }),
       Config.withDefault(4)
     ),
+    perWebhookConcurrencyMax: Config.integer("WEBHOOK_CONCURRENCY_PER_WEBHOOK_MAX").pipe(
+      Config.validate({ message: "WEBHOOK_CONCURRENCY_PER_WEBHOOK_MAX must be ≥ 1", validation: (n) => n >= 1 }),
+      Config.withDefault(16)
+    ),
     eventRetention: Config.integer("EVENT_RETENTION_HOURS").pipe(
       Config.validate({ message: "EVENT_RETENTION_HOURS must be ≥ 1", validation: (n) => n >= 1 }),
       Config.withDefault(72),

@@ -77,8 +77,10 @@ export interface WebhookSettings {
   readonly allowPrivate: boolean
   /** Deliveries in flight at once, over all webhooks. */
   readonly concurrency: number
-  /** Deliveries in flight at once to one webhook: a slow receiver holds only its own. */
+  /** Deliveries in flight at once to one webhook at first, and whenever its receiver is slow or failing: a slow receiver holds only these. */
   readonly perWebhookConcurrency: number
+  /** The most in flight to one webhook whose receiver answers fast and well while deliveries wait for it (≥ `perWebhookConcurrency`). */
+  readonly perWebhookConcurrencyMax: number
   /** How long delivered events stay in the outbox (for Last-Event-ID resumes). */
   readonly eventRetention: Duration.Duration
 }

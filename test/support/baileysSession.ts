@@ -40,7 +40,7 @@ export const useLinkedBaileysSession = (phone: string, options: { readonly busin
         engine: "baileys",
         // Link previews of loopback pages: the SSRF guard would refuse them, which this lifts.
         media: { url: Option.none(), maxBytes: 64 * 1024 * 1024, allowPrivate: true, fetchTimeout: Duration.seconds(30), incoming: "store", keepRevoked: false },
-        webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, eventRetention: Duration.hours(1) }
+        webhooks: { timeout: Duration.seconds(2), allowPrivate: true, concurrency: 8, perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2, eventRetention: Duration.hours(1) }
       }),
       scope
     ))

@@ -125,6 +125,7 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
       {
         concurrency: settings.concurrency,
         perWebhookConcurrency: settings.perWebhookConcurrency,
+        perWebhookConcurrencyMax: settings.perWebhookConcurrencyMax,
         idlePoll: options.pollInterval,
         finishWithin: Duration.sum(settings.timeout, Duration.seconds(1)),
         webhooksServed: Effect.map(webhooks.cached(), (rows) =>

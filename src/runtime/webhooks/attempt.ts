@@ -17,10 +17,11 @@ export const GONE_REASON = "410 Gone from the receiver"
 /** What the worker hears of a scheduled attempt. */
 export interface AttemptCallbacks {
   /**
-   * The request is done: its concurrency slot is free. After a `410 Gone`, only once the
-   * webhook is written off, so that the next delivery in that slot finds it off.
+   * The request is done (`answer`: what came of it; none when no request was made): its
+   * concurrency slot is free. After a `410 Gone`, only once the webhook is written off, so that
+   * the next delivery in that slot finds it off.
    */
-  readonly requestDone: () => void
+  readonly requestDone: (answer?: AttemptResult) => void
   /** The outcome is written (or could not be): the delivery leaves the worker's hands. */
   readonly written: OnWritten
 }
@@ -120,14 +121,14 @@ export const makeAttempts = (settings: AttemptSettings, schedule: RetrySchedule,
         const { failure, gone, pending } = outcomeOf(delivery, webhook!, attempt, result, true)
         measure(result, failure)
         if (!gone) {
-          requestDone()
+          requestDone(result)
           return recorder.submit(pending, written)
         }
         runNow(Effect.logWarning("webhook disabled: the receiver answered 410 Gone").pipe(
           Effect.annotateLogs({ deliveryId: delivery.id, webhookId: delivery.webhookId })
         ))
         recorder.submit(pending, (exit) => {
-          requestDone()
+          requestDone(result)
           written(exit)
         })
       }).catch((defect) => {

@@ -3,14 +3,17 @@ import { Clock, Duration, Effect, Option, type Scope } from "effect"
 import { DeliveryRepo } from "../ports/store/DeliveryRepo.js"
 import type { WebhookRow } from "../ports/store/WebhookRepo.js"
 import type { AttemptCallbacks, DeliveryRef } from "./attempt.js"
+import type { AttemptResult } from "./deliver.js"
 import { surviving } from "./surviving.js"
 import { makeWakeSignal } from "./wakeSignal.js"
 
 export interface WorkerLimits {
   /** Attempts in flight at once, over all webhooks. */
   readonly concurrency: number
-  /** Attempts in flight at once to one webhook: a slow receiver holds only its own. */
+  /** Attempts in flight at once to one webhook at first, and while its receiver is slow or failing. */
   readonly perWebhookConcurrency: number
+  /** The most in flight to one webhook whose receiver answers fast and well while its deliveries wait. */
+  readonly perWebhookConcurrencyMax: number
   /** The longest the worker sleeps between looks at the Store when nothing wakes it. */
   readonly idlePoll: Duration.Duration
   /** How long closing the worker waits for the attempts in flight (one attempt's timeout). */
@@ -25,11 +28,23 @@ export interface WorkerLimits {
  */
 const CLAIM_AHEAD = 16
 
+/** An answer this quick (and a 2xx) lets its webhook have one more attempt in flight, while it has deliveries waiting. */
+const FAST_ANSWER_MS = 250
+
+/** Whether a request's answer lets its webhook have more in flight (if its deliveries wait). */
+const answeredWell = (result: AttemptResult) => result.delivered && result.durationMs <= FAST_ANSWER_MS
+
 /**
  * The deliveries the worker holds (claimed and waiting for a slot, being sent, or waiting for
  * their outcome to be written), by webhook: what the claims are checked against, what keeps a
  * delivery from being attempted twice at once, and which may be sent now within the limits.
- * Changed only synchronously. (Waiting deliveries wait here, not as fibers parked on a
+ * Changed only synchronously.
+ *
+ * Each webhook's limit of attempts in flight adapts to its receiver, as TCP's window does: it
+ * starts at `least`, grows by one at each answer that came well and fast while that webhook's
+ * deliveries wait (up to `most`), and halves (down to `least`) at each that failed or was slow.
+ * A fast receiver so takes a backlog at thousands a second; a slow or dead one never holds
+ * more than `least`. What it may hold claimed ahead follows its limit. (Waiting deliveries wait here, not as fibers parked on a
  * semaphore: Effect's semaphore wakes every waiter at each release.)
  */
 class Held {
@@ -39,12 +54,27 @@ class Held {
   private readonly waiting = new Map<string, Array<DeliveryRef>>()
   private readonly sendingTo = new Map<string, number>()
   private sending = 0
+  /** Limits above `least`, by webhook. */
+  private readonly limitOf = new Map<string, number>()
+  private readonly most: number
+
+  constructor(private readonly least: number, most: number) {
+    this.most = Math.max(least, most)
+  }
 
   get size() {
     return this.webhookOf.size
   }
   countFor(webhookId: string) {
     return this.countOf.get(webhookId) ?? 0
+  }
+  /** The attempts the webhook may have in flight now. */
+  limitFor(webhookId: string) {
+    return this.limitOf.get(webhookId) ?? this.least
+  }
+  /** The deliveries the webhook may hold, claimed ahead of its slots. */
+  capacityFor(webhookId: string) {
+    return this.limitFor(webhookId) * CLAIM_AHEAD
   }
   /** The deliveries held, by webhook. */
   idsByWebhook() {
@@ -56,9 +86,9 @@ class Held {
     }
     return ids
   }
-  /** Holds the delivery, to be sent when a slot frees, unless it is held already or its webhook is at `limit`. */
-  tryQueue(delivery: DeliveryRef, limit: number) {
-    if (this.webhookOf.has(delivery.id) || this.countFor(delivery.webhookId) >= limit) return false
+  /** Holds the delivery, to be sent when a slot frees, unless it is held already or its webhook holds all it may. */
+  tryQueue(delivery: DeliveryRef) {
+    if (this.webhookOf.has(delivery.id) || this.countFor(delivery.webhookId) >= this.capacityFor(delivery.webhookId)) return false
     this.add(delivery)
     const queue = this.waiting.get(delivery.webhookId)
     if (queue === undefined) this.waiting.set(delivery.webhookId, [delivery])
@@ -71,7 +101,7 @@ class Held {
     this.countOf.set(delivery.webhookId, this.countFor(delivery.webhookId) + 1)
   }
   /** The waiting deliveries that may be sent now, their slots taken. */
-  takeSendable(concurrency: number, perWebhook: number) {
+  takeSendable(concurrency: number) {
     const taken: Array<DeliveryRef> = []
     let progress = true
     while (progress && this.sending < concurrency) {
@@ -79,7 +109,7 @@ class Held {
       for (const [webhookId, queue] of this.waiting) {
         if (this.sending >= concurrency) break
         const sending = this.sendingTo.get(webhookId) ?? 0
-        if (sending >= perWebhook) continue
+        if (sending >= this.limitFor(webhookId)) continue
         taken.push(queue.shift()!)
         this.sending++
         this.sendingTo.set(webhookId, sending + 1)
@@ -90,12 +120,19 @@ class Held {
     }
     return taken
   }
-  /** A slot taken by `takeSendable` is free again. */
-  freeSlot(webhookId: string) {
+  /** A slot taken by `takeSendable` is free again; the request's answer, if one was made, moves its webhook's limit. */
+  freeSlot(webhookId: string, answer: AttemptResult | undefined) {
     this.sending--
     const sending = (this.sendingTo.get(webhookId) ?? 1) - 1
     if (sending > 0) this.sendingTo.set(webhookId, sending)
     else this.sendingTo.delete(webhookId)
+    if (answer !== undefined) this.adapt(webhookId, answeredWell(answer))
+  }
+  private adapt(webhookId: string, well: boolean) {
+    const limit = this.limitFor(webhookId)
+    const next = !well ? Math.max(this.least, Math.floor(limit / 2)) : this.waiting.has(webhookId) ? Math.min(limit + 1, this.most) : limit
+    if (next === this.least) this.limitOf.delete(webhookId)
+    else this.limitOf.set(webhookId, next)
   }
   /** Lets the delivery go; says how many its webhook held before. */
   remove(delivery: DeliveryRef) {
@@ -142,7 +179,7 @@ export interface Attempting {
  * The delivery worker. A pass claims, in one query, up to `concurrency × CLAIM_AHEAD` due
  * deliveries (leaving out those it holds and those of webhooks holding their share, so a dead
  * receiver's backlog never hides another's) and queues them by webhook; as slots free
- * (`concurrency` over all, `perWebhookConcurrency` per webhook, taken round robin over the
+ * (`concurrency` over all, each webhook's adaptive limit per webhook, taken round robin over the
  * webhooks) each is started, its slot given back when its request is done and the delivery let
  * go once its outcome is written. With nothing to claim the worker sleeps until the next
  * delivery is due, it runs low on held deliveries, or it is woken. Closing its scope lets the
@@ -161,9 +198,8 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
     const signal = yield* makeWakeSignal
     const slotsFreed = yield* makeWakeSignal
     const claiming = yield* Effect.makeSemaphore(1)
-    const held = new Held()
+    const held = new Held(limits.perWebhookConcurrency, limits.perWebhookConcurrencyMax)
     const capacity = limits.concurrency * CLAIM_AHEAD
-    const webhookCapacity = limits.perWebhookConcurrency * CLAIM_AHEAD
     let closing = false
     /** The last claim left due deliveries in the Store (a full page, or webhooks holding all they may). */
     let leftSome = false
@@ -192,17 +228,17 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
      */
     const release = (delivery: DeliveryRef) => {
       const before = held.remove(delivery)
-      if (leftSome && (held.size === Math.floor(capacity / 2) || before === Math.ceil(webhookCapacity / 2) + 1)) signal.raiseNow()
+      if (leftSome && (held.size === Math.floor(capacity / 2) || before === Math.ceil(held.capacityFor(delivery.webhookId) / 2) + 1)) signal.raiseNow()
     }
 
     /** An attempt's callbacks: each acts once, and a written outcome frees the slot too if the request had not. */
     const callbacksOf = (delivery: DeliveryRef): AttemptCallbacks => {
       let slotTaken = true
       let inHand = true
-      const requestDone = () => {
+      const requestDone = (answer?: AttemptResult) => {
         if (!slotTaken) return
         slotTaken = false
-        held.freeSlot(delivery.webhookId)
+        held.freeSlot(delivery.webhookId, answer)
         const webhooks = attempting.webhooksAtHand()
         if (webhooks === undefined) slotsFreed.raiseNow()
         else startWith(webhooks)
@@ -222,7 +258,7 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
     /** Starts the waiting deliveries that fit in the free slots (none once the worker is closing). */
     const startWith = (webhooks: ReadonlyMap<string, WebhookRow>) => {
       if (closing) return
-      for (const delivery of held.takeSendable(limits.concurrency, limits.perWebhookConcurrency)) {
+      for (const delivery of held.takeSendable(limits.concurrency)) {
         unwritten++
         attempting.start(delivery, webhooks.get(delivery.webhookId), callbacksOf(delivery))
       }
@@ -241,15 +277,15 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
         const heldIds = held.idsByWebhook()
         const rooms = (yield* limits.webhooksServed).map((webhookId) => {
           const except = heldIds.get(webhookId) ?? []
-          return { webhookId, room: webhookCapacity - except.length, except }
+          return { webhookId, room: held.capacityFor(webhookId) - except.length, except }
         })
         if (!rooms.some(({ room }) => room > 0)) {
           leftSome = rooms.length > 0
           return { claimed: [], at }
         }
         const due = yield* deliveries.due(new Date(at).toISOString(), free, rooms)
-        const claimed = due.filter((delivery) => held.tryQueue(delivery, webhookCapacity))
-        const full = new Set(rooms.filter(({ webhookId }) => held.countFor(webhookId) >= webhookCapacity).map(({ webhookId }) => webhookId))
+        const claimed = due.filter((delivery) => held.tryQueue(delivery))
+        const full = new Set(rooms.filter(({ webhookId }) => held.countFor(webhookId) >= held.capacityFor(webhookId)).map(({ webhookId }) => webhookId))
         leftSome = due.length === free || full.size > 0 || claimed.length < due.length
         return { claimed, at }
       })
@@ -286,7 +322,7 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
       take: (made) =>
         Effect.suspend(() => {
           let taken = 0
-          if (!leftSome) for (const delivery of made) if (held.size < capacity && held.tryQueue(delivery, webhookCapacity)) taken++
+          if (!leftSome) for (const delivery of made) if (held.size < capacity && held.tryQueue(delivery)) taken++
           if (taken < made.length) {
             leftSome = true
             signal.raiseNow()
