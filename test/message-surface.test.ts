@@ -14,7 +14,8 @@ describe("the message surface between sandbox sessions", () => {
       timeout: Duration.seconds(2),
       allowPrivate: true,
       concurrency: 8,
-      perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2,
+      perWebhookConcurrency: 2,
+      perWebhookConcurrencyMax: 2,
       eventRetention: Duration.hours(1)
     }
   })

@@ -70,7 +70,8 @@ const loopbackWebhooks: WebhookSettings = {
   timeout: Duration.seconds(2),
   allowPrivate: true,
   concurrency: 8,
-  perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2,
+  perWebhookConcurrency: 2,
+  perWebhookConcurrencyMax: 2,
   eventRetention: Duration.hours(1)
 }
 

@@ -12,7 +12,8 @@ const webhookSettings = (overrides: Partial<WebhookSettings> = {}): WebhookSetti
   timeout: Duration.seconds(2),
   allowPrivate: true,
   concurrency: 8,
-  perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2,
+  perWebhookConcurrency: 2,
+  perWebhookConcurrencyMax: 2,
   eventRetention: Duration.hours(1),
   ...overrides
 })
