@@ -173,7 +173,9 @@ export const SqlDeliveryRepo = Layer.effect(
           error: attempt.error,
           duration_ms: attempt.durationMs
         }))
-        for (const chunk of Arr.chunksOf(attemptRows, CHUNK)) yield* sql`INSERT INTO webhook_attempts ${sql.insert(chunk)}`
+        // An attempt already logged (a delivery attempted twice with one number) is logged once,
+        // not a failure of the whole batch.
+        for (const chunk of Arr.chunksOf(attemptRows, CHUNK)) yield* sql`INSERT INTO webhook_attempts ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
         const sameOutcome = Arr.groupBy(outcomes, ({ outcome }) =>
           JSON.stringify([outcome.status, outcome.attempt.attempt, outcome.nextAttemptAt, outcome.attempt.statusCode, outcome.attempt.error]))
         for (const group of Object.values(sameOutcome)) {

@@ -67,6 +67,8 @@ export const makeOutcomeRecorder: Effect.Effect<OutcomeRecorder, never, Delivery
       })
 
     const writeWaiting = Effect.suspend(() => {
+      // A wake-up left over from the last busy spell: nothing to write, no empty transaction.
+      if (waiting.length === 0) return Effect.void
       const taken = waiting.length <= MAX_BATCH ? waiting : waiting.slice(0, MAX_BATCH)
       waiting = waiting.length <= MAX_BATCH ? [] : waiting.slice(MAX_BATCH)
       return Effect.flatMap(Effect.exit(write(taken.map(([pending]) => pending))), (exit) => {

@@ -203,6 +203,12 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
     let closing = false
     /** The last claim left due deliveries in the Store (a full page, or webhooks holding all they may). */
     let leftSome = false
+    /**
+     * Deliveries `take` held while a claim's query was out. That query may return them too (it
+     * left out only those held when it began); once one is attempted and let go, queueing it
+     * from the query's answer would send it a second time.
+     */
+    let takenDuringClaim: Set<string> | undefined
     /** Attempts started whose outcome is not written yet; and who waits for there to be none. */
     let unwritten = 0
     let allWritten: (() => void) | undefined
@@ -283,8 +289,12 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
           leftSome = rooms.length > 0
           return { claimed: [], at }
         }
-        const due = yield* deliveries.due(new Date(at).toISOString(), free, rooms)
-        const claimed = due.filter((delivery) => held.tryQueue(delivery))
+        const takenMeanwhile = new Set<string>()
+        takenDuringClaim = takenMeanwhile
+        const due = yield* deliveries.due(new Date(at).toISOString(), free, rooms).pipe(
+          Effect.ensuring(Effect.sync(() => void (takenDuringClaim = undefined)))
+        )
+        const claimed = due.filter((delivery) => !takenMeanwhile.has(delivery.id) && held.tryQueue(delivery))
         const full = new Set(rooms.filter(({ webhookId }) => held.countFor(webhookId) >= held.capacityFor(webhookId)).map(({ webhookId }) => webhookId))
         leftSome = due.length === free || full.size > 0 || claimed.length < due.length
         return { claimed, at }
@@ -322,7 +332,14 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
       take: (made) =>
         Effect.suspend(() => {
           let taken = 0
-          if (!leftSome) for (const delivery of made) if (held.size < capacity && held.tryQueue(delivery)) taken++
+          if (!leftSome) {
+            for (const delivery of made) {
+              if (held.size < capacity && held.tryQueue(delivery)) {
+                taken++
+                takenDuringClaim?.add(delivery.id)
+              }
+            }
+          }
           if (taken < made.length) {
             leftSome = true
             signal.raiseNow()
