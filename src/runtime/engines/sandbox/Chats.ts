@@ -1,4 +1,4 @@
-import { Array as Arr, Effect, HashMap, Option, Ref } from "effect"
+import { Array as Arr, Effect } from "effect"
 import type { HistorySync } from "../../../domain/SessionSettings.js"
 import { type EngineError, EngineEvent, type InboundMessage } from "../../Engine.js"
 import type { ChatAnchor, ChatOperations, HistoryBatch } from "../../EngineAccount.js"
@@ -31,20 +31,31 @@ export const RECENT_HISTORY_PER_CHAT = 50
 
 export type Conversations = ReturnType<typeof conversationsOf>
 
-export const makeConversations = Effect.map(Ref.make(HashMap.empty<string, ReadonlyArray<LoggedMessage>>()), (logs) => conversationsOf(logs))
+export const makeConversations = Effect.sync(() => conversationsOf(new Map()))
 
-const conversationsOf = (logs: Ref.Ref<HashMap.HashMap<string, ReadonlyArray<LoggedMessage>>>) => {
-  const of = (phone: string): Effect.Effect<ReadonlyArray<LoggedMessage>> =>
-    Effect.map(Ref.get(logs), (all) => Option.getOrElse(HashMap.get(all, phone), (): ReadonlyArray<LoggedMessage> => []))
+/**
+ * Each phone's log is appended to in place (every send records twice, and copying a long log
+ * at each would cost more the longer the network runs); readers take what they need from it
+ * at once, within the same step.
+ */
+const conversationsOf = (logs: Map<string, Array<LoggedMessage>>) => {
+  const of = (phone: string): Effect.Effect<ReadonlyArray<LoggedMessage>> => Effect.sync(() => logs.get(phone) ?? [])
   return {
     /** Runs under the network's lock, as every send does. */
     record: (phone: string, message: LoggedMessage) =>
-      Ref.update(logs, (all) => HashMap.set(all, phone, [...Option.getOrElse(HashMap.get(all, phone), (): ReadonlyArray<LoggedMessage> => []), message])),
+      Effect.sync(() => {
+        const log = logs.get(phone)
+        if (log === undefined) logs.set(phone, [message])
+        else log.push(message)
+      }),
     /** The phone's messages of each chat, oldest first. */
     chatsOf: (phone: string) => Effect.map(of(phone), (messages) => Arr.groupBy(messages, (message) => message.chatId)),
     inChat: (phone: string, chatId: string) => Effect.map(of(phone), (messages) => messages.filter((message) => message.chatId === chatId)),
     forgetChat: (phone: string, chatId: string) =>
-      Ref.update(logs, HashMap.modify(phone, (messages) => messages.filter((message) => message.chatId !== chatId)))
+      Effect.sync(() => {
+        const log = logs.get(phone)
+        if (log !== undefined) logs.set(phone, log.filter((message) => message.chatId !== chatId))
+      })
   }
 }
 
