@@ -3,12 +3,14 @@ import { Effect, Exit, Layer, Option, Queue, Stream } from "effect"
 import type { DomainEvent } from "../src/domain/Events.js"
 import { defaultSettings } from "../src/app/Config.js"
 import { storeFromSettings } from "../src/app/App.js"
+import { DeliveryRepo } from "../src/runtime/ports/store/DeliveryRepo.js"
 import { EventRepo } from "../src/runtime/ports/store/EventRepo.js"
+import { WebhookRepo } from "../src/runtime/ports/store/WebhookRepo.js"
 import { SessionRepo } from "../src/runtime/ports/store/SessionRepo.js"
 import { Store } from "../src/runtime/ports/store/Store.js"
 import { Events } from "../src/runtime/Events.js"
 import { makeEvent } from "../src/domain/makeEvent.js"
-import { sessionRow } from "./support/fixtures.js"
+import { sessionRow, webhookRow } from "./support/fixtures.js"
 import { tempDir } from "./support/gateway.js"
 import { storeBackends } from "./support/storeBackends.js"
 
@@ -84,6 +86,40 @@ for (const backend of storeBackends("outbox.test.ts")) {
           // Outside a transaction, at once.
           yield* events.publish(makeEvent("session.qr", row.id, { qr: "alone" }))
           expect(yield* heardSoon).toEqual([{ qr: "alone" }])
+        }).pipe(Effect.provide(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings)))))
+      }))
+
+    it.scoped("a claim over more webhooks than one statement takes finds the few with due deliveries, oldest first, each within its room", () =>
+      Effect.gen(function*() {
+        const settings = yield* defaultSettings({ dataDir: tempDir(), databaseUrl: yield* backend.freshUrl })
+        yield* Effect.gen(function*() {
+          const webhooks = yield* WebhookRepo
+          const deliveries = yield* DeliveryRepo
+          const rows = Array.from({ length: 250 }, (_, n) => webhookRow(`https://receiver.example/${n}`))
+          for (const row of rows) yield* webhooks.insert(row)
+          const [first, middle, last] = [rows[0]!.id, rows[120]!.id, rows[249]!.id]
+          const minute = (n: number) => `2030-01-01T00:${String(n).padStart(2, "0")}:00.000Z`
+          const deliveryAt = (webhookId: string, at: string) =>
+            Effect.map(deliveries.create(makeEvent("message.ack", "s1", { at }), [webhookId], at), ([id]) => id!)
+          // The first webhook: five due; the middle one: two due and one not yet; the last: only a delivered one.
+          const firsts = [yield* deliveryAt(first, minute(1)), yield* deliveryAt(first, minute(3)), yield* deliveryAt(first, minute(5))]
+          firsts.push(yield* deliveryAt(first, minute(6)), yield* deliveryAt(first, minute(7)))
+          const middles = [yield* deliveryAt(middle, minute(2)), yield* deliveryAt(middle, minute(4))]
+          yield* deliveryAt(middle, minute(30))
+          const delivered = yield* deliveryAt(last, minute(1))
+          yield* deliveries.recordAttempts([{
+            deliveryId: delivered,
+            outcome: { attempt: { attempt: 1, at: minute(1), statusCode: 200, error: null, durationMs: 3 }, status: "delivered", nextAttemptAt: null }
+          }])
+
+          // Every webhook has room for 3; the first already holds its oldest.
+          const rooms = rows.map((row) => ({ webhookId: row.id, room: 3, except: row.id === first ? [firsts[0]!] : [] }))
+          const due = yield* deliveries.due(minute(10), 100, rooms)
+          expect(due.map((delivery) => delivery.id)).toEqual([middles[0], firsts[1], middles[1], firsts[2], firsts[3]])
+          // A page smaller than what is due: the oldest of them.
+          expect((yield* deliveries.due(minute(10), 2, rooms)).map((delivery) => delivery.id)).toEqual([middles[0], firsts[1]])
+          // Nothing due yet for anyone.
+          expect(yield* deliveries.due(minute(0), 100, rooms)).toEqual([])
         }).pipe(Effect.provide(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings)))))
       }))
   })

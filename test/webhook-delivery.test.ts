@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Duration, Effect, Exit, Layer, Option, type Scope } from "effect"
-import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { Webhook as StandardWebhook } from "standardwebhooks"
@@ -18,9 +17,10 @@ import { type DomainEvent, type EventKind } from "../src/domain/Events.js"
 import { makeEvent } from "../src/domain/makeEvent.js"
 import { VERSION } from "../src/domain/Health.js"
 import type { ChatId } from "../src/domain/Ids.js"
-import { uuidv7 } from "../src/domain/uuidv7.js"
 import type { Delivery } from "../src/domain/Webhook.js"
 import { startCore } from "./support/core.js"
+import { webhookRow } from "./support/fixtures.js"
+import { countStatements } from "./support/statementLedger.js"
 import { testSettings } from "./support/gateway.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -79,25 +79,6 @@ const startReceiver = (reply: (request: Received, index: number) => Reply = () =
 // ---------------------------------------------------------------------------------------------
 // The dispatcher on a fresh Store, with the settings and schedule of each test
 
-const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`
-
-const webhookRow = (url: string, overrides: Partial<WebhookRow> = {}): WebhookRow => {
-  const now = new Date().toISOString()
-  return {
-    id: uuidv7(),
-    sessionId: null,
-    url,
-    events: ["*"],
-    enabled: true,
-    headers: {},
-    maxAttempts: 8,
-    secret: newSecret(),
-    disabledReason: null,
-    createdAt: now,
-    updatedAt: now,
-    ...overrides
-  }
-}
 
 /** Retries 50 ms apart, without jitter: the default schedule's shape on a test's time scale. */
 const quickRetries: Partial<DispatcherOptions> = {
@@ -341,6 +322,25 @@ describe("webhook delivery", () => {
       yield* eventually(Effect.sync(() => slow.received), (list) => list.length >= 12)
       expect(failing.maxOpen()).toBe(2)
       expect(slow.maxOpen()).toBe(2)
+    }))
+
+  it.scopedLive("at rest, a dispatcher with hundreds of webhooks asks the Store nothing per webhook, and still delivers to all of them", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver()
+      const h = yield* startDispatcher()
+      for (let n = 0; n < 150; n++) yield* h.addWebhook(`${receiver.url}/${n}`)
+      yield* h.emit("message.received")
+      yield* eventually(Effect.sync(() => receiver.received), (list) => list.length === 150)
+      yield* Effect.sleep("300 millis") // the outcomes written
+
+      const atRest = yield* Effect.promise(() => countStatements(() => Effect.runPromise(Effect.sleep("1 second"))))
+      const count = (fragment: string) => atRest.bySql.filter(([sql]) => sql.includes(fragment)).reduce((sum, [, n]) => sum + n, 0)
+      expect(count("MIN(next_attempt_at)")).toBeGreaterThanOrEqual(5) // the worker looked, every 100 ms
+      expect(count("UNION ALL") + count("WITH RECURSIVE")).toBe(0) // and asked nothing of each webhook
+      expect(count("FROM webhooks")).toBe(0) // nor read them again
+
+      yield* h.emit("message.received", "s1", { n: 2 })
+      yield* eventually(Effect.sync(() => receiver.received), (list) => list.length === 300)
     }))
 
   it.scopedLive("each webhook gets the kinds it asked for, of its session (or of all), and never a test event", () =>

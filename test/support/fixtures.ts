@@ -1,4 +1,7 @@
+import { randomBytes } from "node:crypto"
+import { uuidv7 } from "../../src/domain/uuidv7.js"
 import type { SessionRow } from "../../src/runtime/ports/store/SessionRepo.js"
+import type { WebhookRow } from "../../src/runtime/ports/store/WebhookRepo.js"
 
 let sequence = 0
 
@@ -20,6 +23,25 @@ export const sessionRow = (overrides: Partial<SessionRow> = {}): SessionRow => {
     settings: null,
     createdAt: at,
     updatedAt: at,
+    ...overrides
+  }
+}
+
+/** A webhook row wanting every event of every session, with a fresh secret. */
+export const webhookRow = (url: string, overrides: Partial<WebhookRow> = {}): WebhookRow => {
+  const now = new Date().toISOString()
+  return {
+    id: uuidv7(),
+    sessionId: null,
+    url,
+    events: ["*"],
+    enabled: true,
+    headers: {},
+    maxAttempts: 8,
+    secret: `whsec_${randomBytes(32).toString("base64")}`,
+    disabledReason: null,
+    createdAt: now,
+    updatedAt: now,
     ...overrides
   }
 }

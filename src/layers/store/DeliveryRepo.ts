@@ -127,14 +127,36 @@ export const SqlDeliveryRepo = Layer.effect(
     const create = (event: NewDeliveries["event"], webhookIds: ReadonlyArray<string>, at: string) => createMany([{ event, webhookIds }], at)
 
     /**
+     * The webhooks that have a pending delivery due at `now`: each webhook id of the deliveries
+     * found by hopping along `webhook_deliveries_webhook_due_idx` (a seek per webhook, however
+     * long its history or its backlog), then one seek for a due pending one of it.
+     */
+    const webhooksWithDue = (now: string) =>
+      sql<{ readonly id: string }>`WITH RECURSIVE hooks(id) AS (
+          SELECT MIN(webhook_id) FROM webhook_deliveries
+          UNION ALL
+          SELECT (SELECT MIN(d.webhook_id) FROM webhook_deliveries d WHERE d.webhook_id > hooks.id) FROM hooks WHERE hooks.id IS NOT NULL
+        )
+        SELECT hooks.id FROM hooks WHERE hooks.id IS NOT NULL AND EXISTS (
+          SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = hooks.id AND d.status = ${"pending"} AND d.next_attempt_at <= ${now})`.pipe(
+        Effect.map((rows) => new Set(rows.map((row) => row.id)))
+      )
+
+    /**
      * Pending deliveries whose time has come, oldest first: of each webhook named, up to its
      * room and without those it holds already, so that one slow receiver's backlog cannot fill
      * the page and hide the others' deliveries. Each webhook's are one range scan of
      * `webhook_deliveries_webhook_due_idx`, the webhooks' put together in one statement (a
-     * chunk of them). Each comes with its event, so an attempt reads nothing more.
+     * chunk of them). Each comes with its event, so an attempt reads nothing more. With more
+     * webhooks than one statement takes, only those with a due delivery are asked: most of a
+     * thousand webhooks have nothing due at any moment.
      */
-    const due = storeOperation((now: string, limit: number, rooms: ReadonlyArray<DueRoom>) => {
-      const wanted = rooms.filter((each) => each.room > 0)
+    const due = storeOperation((now: string, limit: number, rooms: ReadonlyArray<DueRoom>) =>
+      Effect.flatMap(
+        rooms.filter((each) => each.room > 0).length <= WEBHOOKS_PER_CLAIM ? Effect.succeed(undefined) : webhooksWithDue(now),
+        (withDue) => dueOf(now, limit, rooms.filter((each) => each.room > 0 && (withDue === undefined || withDue.has(each.webhookId))))
+      ))
+    const dueOf = (now: string, limit: number, wanted: ReadonlyArray<DueRoom>) => {
       const ofWebhook = (each: DueRoom, index: number) => {
         const conditions = [sql`webhook_id = ${each.webhookId}`, sql`status = ${"pending"}`, sql`next_attempt_at <= ${now}`]
         if (each.except.length > 0) conditions.push(sql`id NOT IN ${sql.in(each.except)}`)
@@ -150,7 +172,7 @@ export const SqlDeliveryRepo = Layer.effect(
         if (chunks.length > 1) records.sort((a, b) => (a.next_attempt_at < b.next_attempt_at ? -1 : a.next_attempt_at > b.next_attempt_at ? 1 : a.id < b.id ? -1 : 1))
         return records.slice(0, limit).map(toDueDelivery)
       })
-    })
+    }
 
     /** The time of the pending delivery due next, if any: the dispatcher sleeps until then. */
     const nextDue = storeOperation(
