@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Duration, Effect, Exit, Layer, Option, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, Option, type Scope } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { Webhook as StandardWebhook } from "standardwebhooks"
@@ -11,7 +11,6 @@ import { EventRepo } from "../src/runtime/ports/store/EventRepo.js"
 import { WebhookRepo, type WebhookRow } from "../src/runtime/ports/store/WebhookRepo.js"
 import { type DispatcherOptions, WebhookDispatcher } from "../src/runtime/webhooks/Dispatcher.js"
 import { defaultRetrySchedule, retryDelay } from "../src/runtime/webhooks/retrySchedule.js"
-import { makeDeliveryWorker } from "../src/runtime/webhooks/worker.js"
 import { Events } from "../src/runtime/Events.js"
 import { type DomainEvent, type EventKind } from "../src/domain/Events.js"
 import { makeEvent } from "../src/domain/makeEvent.js"
@@ -122,6 +121,8 @@ const harness = (context: Context.Context<Events | WebhookRepo | DeliveryRepo | 
         return Effect.as(events.publish(event), event)
       }),
     deliveriesOf: (webhookId: string) => Effect.map(deliveries.list(webhookId, Option.none()), (page) => page.items),
+    /** Whether no delivery is pending any more (every outcome written). */
+    nonePending: Effect.map(deliveries.nextDue(), Option.isNone),
     delivery: (id: string) => Effect.map(deliveries.find(id), Option.getOrThrow)
   }
 }
@@ -331,7 +332,7 @@ describe("webhook delivery", () => {
       for (let n = 0; n < 150; n++) yield* h.addWebhook(`${receiver.url}/${n}`)
       yield* h.emit("message.received")
       yield* eventually(Effect.sync(() => receiver.received), (list) => list.length === 150)
-      yield* Effect.sleep("300 millis") // the outcomes written
+      yield* eventually(h.nonePending, (none) => none) // every outcome written
 
       const atRest = yield* Effect.promise(() => countStatements(() => Effect.runPromise(Effect.sleep("1 second"))))
       const count = (fragment: string) => atRest.bySql.filter(([sql]) => sql.includes(fragment)).reduce((sum, [, n]) => sum + n, 0)
@@ -485,50 +486,5 @@ describe("webhook delivery", () => {
       expect(redelivered.attemptLog.map((a) => [a.attempt, a.statusCode])).toEqual([[1, 500], [2, 200]])
       expect(receiver.received.map((r) => [r.headers["webhook-id"], r.headers["x-webhook-attempt"]])).toEqual([[event.id, "1"], [event.id, "2"]])
       expect(verify(row.secret, receiver.received[1]!)).toEqual(event)
-    }))
-  it.scopedLive("a delivery handed over by the fan-out while a claim's query is out is attempted once", () =>
-    Effect.gen(function*() {
-      const settings = yield* testSettings({ webhooks: yield* webhookSettings({}) })
-      const context = yield* Layer.build(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings)))).pipe(Effect.orDie)
-      const store = Context.get(context, DeliveryRepo)
-      const webhook = webhookRow("http://127.0.0.1:9/hook")
-      yield* Context.get(context, WebhookRepo).insert(webhook)
-      const event = makeEvent("message.ack", "s1", { n: 1 })
-      yield* Context.get(context, Events).publish(event)
-      yield* store.create(event, [webhook.id], new Date().toISOString())
-      const [made] = yield* store.due(new Date().toISOString(), 10, [{ webhookId: webhook.id, room: 10, except: [] }])
-
-      // The worker's first claim is out (a Postgres round trip, a busy Store) until the gate opens.
-      const claimOut = yield* Deferred.make<void>()
-      const gate = yield* Deferred.make<void>()
-      let claims = 0
-      const slowFirstClaim: typeof store = {
-        ...store,
-        due: (...args) => claims++ > 0 ? store.due(...args) : Effect.zipRight(Deferred.succeed(claimOut, undefined), Effect.zipRight(Deferred.await(gate), store.due(...args)))
-      }
-      const started: Array<string> = []
-      const byId = new Map([[webhook.id, webhook]])
-      const worker = yield* makeDeliveryWorker(
-        { concurrency: 4, perWebhookConcurrency: 2, perWebhookConcurrencyMax: 2, idlePoll: Duration.seconds(5), finishWithin: Duration.seconds(1), webhooksServed: Effect.succeed([webhook.id]) },
-        {
-          webhooks: Effect.succeed(byId),
-          webhooksAtHand: () => byId,
-          // The receiver answers in 5 ms; the outcome is left unwritten, so the Store still has it pending, as a claim's snapshot would.
-          start: (delivery, _webhook, callbacks) => {
-            started.push(delivery.id)
-            setTimeout(() => {
-              callbacks.requestDone()
-              callbacks.written(Exit.void)
-            }, 5)
-          }
-        }
-      ).pipe(Effect.provideService(DeliveryRepo, slowFirstClaim))
-      yield* Effect.forkScoped(worker.run)
-      yield* Deferred.await(claimOut)
-      yield* worker.take([made!]) // attempted at once, and let go before the claim answers
-      yield* Effect.sleep("50 millis")
-      yield* Deferred.succeed(gate, undefined)
-      yield* Effect.sleep("100 millis")
-      expect(started).toEqual([made!.id])
     }))
 })

@@ -196,7 +196,7 @@ export const SqlDeliveryRepo = Layer.effect(
           duration_ms: attempt.durationMs
         }))
         // An attempt already logged (a delivery attempted twice with one number) is logged once,
-        // not a failure of the whole batch.
+        // not a failure of the whole batch, and the first outcome of that number stands.
         for (const chunk of Arr.chunksOf(attemptRows, CHUNK)) yield* sql`INSERT INTO webhook_attempts ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
         const sameOutcome = Arr.groupBy(outcomes, ({ outcome }) =>
           JSON.stringify([outcome.status, outcome.attempt.attempt, outcome.nextAttemptAt, outcome.attempt.statusCode, outcome.attempt.error]))
@@ -212,7 +212,7 @@ export const SqlDeliveryRepo = Layer.effect(
               last_status_code: outcome.attempt.statusCode,
               last_error: outcome.attempt.error,
               updated_at: updatedAt
-            })} WHERE id IN ${sql.in(chunk.map(({ deliveryId }) => deliveryId))}`
+            })} WHERE id IN ${sql.in(chunk.map(({ deliveryId }) => deliveryId))} AND attempts < ${outcome.attempt.attempt}`
           }
         }
       },

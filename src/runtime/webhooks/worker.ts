@@ -42,9 +42,12 @@ const answeredWell = (result: AttemptResult) => result.delivered && result.durat
  *
  * Each webhook's limit of attempts in flight adapts to its receiver, as TCP's window does: it
  * starts at `least`, grows by one at each answer that came well and fast while that webhook's
- * deliveries wait (up to `most`), and halves (down to `least`) at each that failed or was slow.
- * A fast receiver so takes a backlog at thousands a second; a slow or dead one never holds
- * more than `least`. What it may hold claimed ahead follows its limit. (Waiting deliveries wait here, not as fibers parked on a
+ * deliveries wait (up to `most`), and halves (down to `least`) at each that failed or was slow;
+ * it is back at `least` whenever the webhook has nothing waiting or in flight. A fast receiver
+ * so takes a backlog at thousands a second; a slow or dead one never has more than `least` in
+ * flight. What it may hold claimed ahead follows its limit: when the limit falls, the waiting
+ * deliveries beyond it are let go (still pending in the Store, claimed again within its room),
+ * so a receiver that goes dark after a fast spell does not keep the worker's room. (Waiting deliveries wait here, not as fibers parked on a
  * semaphore: Effect's semaphore wakes every waiter at each release.)
  */
 class Held {
@@ -124,19 +127,36 @@ class Held {
     }
     return taken
   }
-  /** A slot taken by `takeSendable` is free again; the request's answer, if one was made, moves its webhook's limit. */
-  freeSlot(webhookId: string, answer: AttemptResult | undefined) {
+  /**
+   * A slot taken by `takeSendable` is free again; the request's answer, if one was made, moves
+   * its webhook's limit. Says how the webhook's room to hold deliveries changed: `grew`, or
+   * `shrank` (some waiting ones let go).
+   */
+  freeSlot(webhookId: string, answer: AttemptResult | undefined): "grew" | "shrank" | undefined {
     this.sending--
     const sending = (this.sendingTo.get(webhookId) ?? 1) - 1
     if (sending > 0) this.sendingTo.set(webhookId, sending)
     else this.sendingTo.delete(webhookId)
-    if (answer !== undefined) this.adapt(webhookId, answeredWell(answer))
+    const change = answer === undefined ? undefined : this.adapt(webhookId, answeredWell(answer))
+    if (sending === 0 && !this.waiting.has(webhookId)) this.limitOf.delete(webhookId) // idle: back to `least`
+    return change
   }
   private adapt(webhookId: string, well: boolean) {
     const limit = this.limitFor(webhookId)
     const next = !well ? Math.max(this.least, Math.floor(limit / 2)) : this.waiting.has(webhookId) ? Math.min(limit + 1, this.most) : limit
+    if (next === limit) return undefined
     if (next === this.least) this.limitOf.delete(webhookId)
     else this.limitOf.set(webhookId, next)
+    if (next > limit) return "grew"
+    this.shedBeyondCapacity(webhookId)
+    return "shrank"
+  }
+  /** Lets go of the webhook's newest waiting deliveries beyond what it may hold now. */
+  private shedBeyondCapacity(webhookId: string) {
+    const queue = this.waiting.get(webhookId)
+    if (queue === undefined) return
+    while (queue.length > 0 && this.countFor(webhookId) > this.capacityFor(webhookId)) this.remove(queue.pop()!)
+    if (queue.length === 0) this.waiting.delete(webhookId)
   }
   /** Lets the delivery go; says how many its webhook held before. */
   remove(delivery: DeliveryRef) {
@@ -208,9 +228,9 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
     /** The last claim left due deliveries in the Store (a full page, or webhooks holding all they may). */
     let leftSome = false
     /**
-     * Deliveries `take` held while a claim's query was out. That query may return them too (it
-     * left out only those held when it began); once one is attempted and let go, queueing it
-     * from the query's answer would send it a second time.
+     * Deliveries `take` held while a claim was under way. Its query may return them too (it
+     * left out only those held when it was built); once one is attempted and let go, queueing
+     * it from the query's answer would send it a second time.
      */
     let takenDuringClaim: Set<string> | undefined
     /** Attempts started whose outcome is not written yet; and who waits for there to be none. */
@@ -248,7 +268,13 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
       const requestDone = (answer?: AttemptResult) => {
         if (!slotTaken) return
         slotTaken = false
-        held.freeSlot(delivery.webhookId, answer)
+        const room = held.freeSlot(delivery.webhookId, answer)
+        // A webhook that may hold more claims now, when some were left in the Store (it may never
+        // come down to the half that wakes the worker); one that let some go leaves room to others.
+        if (room === "shrank") {
+          leftSome = true
+          signal.raiseNow()
+        } else if (room === "grew" && leftSome) signal.raiseNow()
         const webhooks = attempting.webhooksAtHand()
         if (webhooks === undefined) slotsFreed.raiseNow()
         else startWith(webhooks)
@@ -285,36 +311,37 @@ export const makeDeliveryWorker = (limits: WorkerLimits, attempting: Attempting)
      * of webhooks, that was most of an idle gateway's CPU). `next`: when the next one is due,
      * if the claim looked.
      */
-    const claimDue = claiming.withPermits(1)(
+    const claimDue = claiming.withPermits(1)(Effect.suspend(() => {
+      const takenMeanwhile = new Set<string>()
+      takenDuringClaim = takenMeanwhile
+      return Effect.ensuring(claimNoting(takenMeanwhile), Effect.sync(() => void (takenDuringClaim = undefined)))
+    }))
+    const claimNoting = (takenMeanwhile: ReadonlySet<string>) =>
       Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
-        const free = capacity - held.size
-        if (free <= 0) return { claimed: [], at }
+        if (held.size >= capacity) return { claimed: [], at }
         const next = Option.map(yield* deliveries.nextDue(), Date.parse)
         if (Option.isNone(next) || next.value > at) {
           leftSome = false
           return { claimed: [], at, next }
         }
+        const served = yield* limits.webhooksServed
+        const free = capacity - held.size
         const heldIds = held.idsByWebhook()
-        const rooms = (yield* limits.webhooksServed).map((webhookId) => {
+        const rooms = served.map((webhookId) => {
           const except = heldIds.get(webhookId) ?? []
           return { webhookId, room: held.capacityFor(webhookId) - except.length, except }
         })
-        if (!rooms.some(({ room }) => room > 0)) {
+        if (free <= 0 || !rooms.some(({ room }) => room > 0)) {
           leftSome = rooms.length > 0
           return { claimed: [], at }
         }
-        const takenMeanwhile = new Set<string>()
-        takenDuringClaim = takenMeanwhile
-        const due = yield* deliveries.due(new Date(at).toISOString(), free, rooms).pipe(
-          Effect.ensuring(Effect.sync(() => void (takenDuringClaim = undefined)))
-        )
+        const due = yield* deliveries.due(new Date(at).toISOString(), free, rooms)
         const claimed = due.filter((delivery) => !takenMeanwhile.has(delivery.id) && held.tryQueue(delivery))
         const full = new Set(rooms.filter(({ webhookId }) => held.countFor(webhookId) >= held.capacityFor(webhookId)).map(({ webhookId }) => webhookId))
         leftSome = due.length === free || full.size > 0 || claimed.length < due.length
         return { claimed, at }
       })
-    )
 
     /**
      * Sleeps until the next delivery is due. One that was due when the pass looked, yet not
