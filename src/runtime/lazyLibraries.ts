@@ -4,12 +4,17 @@
  * took ~400 ms of a gateway's start on the 2-core machine of issue 19 (each `import()`d after
  * the Effect core: link-preview-js 178 ms, file-type 75, sharp 71, qrcode 46).
  */
-const once = <A>(load: () => Promise<A>): () => Promise<A> => {
+/** Loads at the first call and keeps what it loaded; a load that failed is tried again at the next call. */
+export const loadedWhenFirstUsed = <A>(load: () => Promise<A>): () => Promise<A> => {
   let loaded: Promise<A> | undefined
-  return () => (loaded ??= load())
+  return () =>
+    (loaded ??= load().catch((error: unknown) => {
+      loaded = undefined
+      throw error
+    }))
 }
 
-export const loadSharp: () => Promise<typeof import("sharp").default> = once(() => import("sharp").then((module) => module.default))
-export const loadFileType: () => Promise<typeof import("file-type")> = once(() => import("file-type"))
-export const loadLinkPreview: () => Promise<typeof import("link-preview-js")> = once(() => import("link-preview-js"))
-export const loadQrCode: () => Promise<typeof import("qrcode")> = once(() => import("qrcode").then((module) => module.default))
+export const loadSharp: () => Promise<typeof import("sharp").default> = loadedWhenFirstUsed(() => import("sharp").then((module) => module.default))
+export const loadFileType: () => Promise<typeof import("file-type")> = loadedWhenFirstUsed(() => import("file-type"))
+export const loadLinkPreview: () => Promise<typeof import("link-preview-js")> = loadedWhenFirstUsed(() => import("link-preview-js"))
+export const loadQrCode: () => Promise<typeof import("qrcode")> = loadedWhenFirstUsed(() => import("qrcode").then((module) => module.default))

@@ -43,7 +43,8 @@ const refineIsoMedia = (type: SniffedType, data: Uint8Array): SniffedType => {
 
 /** What the bytes are; `undefined` for what has no magic number (text) or none we know. */
 export const sniff = (data: Uint8Array): Effect.Effect<SniffedType | undefined> =>
-  Effect.tryPromise(async () => (await loadFileType()).fileTypeFromBuffer(data)).pipe(
+  // The sniffer not loading is the installation's fault, not the bytes': a defect, not "unknown".
+  Effect.flatMap(Effect.promise(loadFileType), (fileType) => Effect.tryPromise(() => fileType.fileTypeFromBuffer(data))).pipe(
     // A malformed container that trips the sniffer up is as unknown as random bytes.
     Effect.orElseSucceed(() => undefined),
     Effect.map((found) => {
