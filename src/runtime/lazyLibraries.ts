@@ -2,9 +2,9 @@
  * Libraries loaded when first used rather than at start-up: image processing, file sniffing,
  * HTML parsing and QR drawing serve requests that come later or never, and loading them all
  * took ~400 ms of a gateway's start on the 2-core machine of issue 19 (each `import()`d after
- * the Effect core: link-preview-js 178 ms, file-type 75, sharp 71, qrcode 46).
+ * the Effect core: link-preview-js 178 ms, file-type 75, sharp 71, qrcode 46). Each loads at
+ * its first use and keeps what it loaded; a load that failed is tried again at the next use.
  */
-/** Loads at the first call and keeps what it loaded; a load that failed is tried again at the next call. */
 export const loadedWhenFirstUsed = <A>(load: () => Promise<A>): () => Promise<A> => {
   let loaded: Promise<A> | undefined
   return () =>

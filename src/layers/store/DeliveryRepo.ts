@@ -151,11 +151,11 @@ export const SqlDeliveryRepo = Layer.effect(
      * webhooks than one statement takes, only those with a due delivery are asked: most of a
      * thousand webhooks have nothing due at any moment.
      */
-    const due = storeOperation((now: string, limit: number, rooms: ReadonlyArray<DueRoom>) =>
-      Effect.flatMap(
-        rooms.filter((each) => each.room > 0).length <= WEBHOOKS_PER_CLAIM ? Effect.succeed(undefined) : webhooksWithDue(now),
-        (withDue) => dueOf(now, limit, rooms.filter((each) => each.room > 0 && (withDue === undefined || withDue.has(each.webhookId))))
-      ))
+    const due = storeOperation((now: string, limit: number, rooms: ReadonlyArray<DueRoom>) => {
+      const withRoom = rooms.filter((each) => each.room > 0)
+      if (withRoom.length <= WEBHOOKS_PER_CLAIM) return dueOf(now, limit, withRoom)
+      return Effect.flatMap(webhooksWithDue(now), (withDue) => dueOf(now, limit, withRoom.filter((each) => withDue.has(each.webhookId))))
+    })
     const dueOf = (now: string, limit: number, wanted: ReadonlyArray<DueRoom>) => {
       const ofWebhook = (each: DueRoom, index: number) => {
         const conditions = [sql`webhook_id = ${each.webhookId}`, sql`status = ${"pending"}`, sql`next_attempt_at <= ${now}`]

@@ -38,7 +38,8 @@ const answeredWell = (result: AttemptResult) => result.delivered && result.durat
  * The deliveries the worker holds (claimed and waiting for a slot, being sent, or waiting for
  * their outcome to be written), by webhook: what the claims are checked against, what keeps a
  * delivery from being attempted twice at once, and which may be sent now within the limits.
- * Changed only synchronously.
+ * Changed only synchronously. (Waiting deliveries wait here, not as fibers parked on a
+ * semaphore: Effect's semaphore wakes every waiter at each release.)
  *
  * Each webhook's limit of attempts in flight adapts to its receiver, as TCP's window does: it
  * starts at `least`, grows by one at each answer that came well and fast while that webhook's
@@ -47,8 +48,7 @@ const answeredWell = (result: AttemptResult) => result.delivered && result.durat
  * so takes a backlog at thousands a second; a slow or dead one never has more than `least` in
  * flight. What it may hold claimed ahead follows its limit: when the limit falls, the waiting
  * deliveries beyond it are let go (still pending in the Store, claimed again within its room),
- * so a receiver that goes dark after a fast spell does not keep the worker's room. (Waiting deliveries wait here, not as fibers parked on a
- * semaphore: Effect's semaphore wakes every waiter at each release.)
+ * so a receiver that goes dark after a fast spell does not keep the worker's room.
  */
 class Held {
   private readonly webhookOf = new Map<string, string>()
