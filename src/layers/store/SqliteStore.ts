@@ -7,7 +7,6 @@ import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { runMigrations } from "./Migrations.js"
-import { PgStoreLive } from "./PgStore.js"
 import { DirectStatementsInTransactions } from "./directStatements.js"
 
 /** How long a statement waits for another process's write lock before failing (ms). */
@@ -76,6 +75,13 @@ export const SqliteStoreLive = (
 }
 
 /**
+ * The Postgres Store, loaded when a `DATABASE_URL` asks for it: node-postgres and its client
+ * cost a SQLite gateway's start-up ~50 ms for nothing.
+ */
+const postgresStore = (url: string) =>
+  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./PgStore.js")), ({ PgStoreLive }) => PgStoreLive(url)))
+
+/**
  * The Store for a `DATABASE_URL`: a SQLite file (the default) or a Postgres database. Its
  * `SqlClient` runs a statement inside a transaction straight on the transaction's connection
  * (`directStatements.ts`).
@@ -88,6 +94,6 @@ export const storeLayerFromUrl = (
     onRight: (target) =>
       Layer.provideMerge(
         DirectStatementsInTransactions,
-        target.kind === "sqlite" ? SqliteStoreLive(target.filename) : PgStoreLive(target.url)
+        target.kind === "sqlite" ? SqliteStoreLive(target.filename) : postgresStore(target.url)
       )
   })

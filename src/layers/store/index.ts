@@ -38,7 +38,6 @@ export * from "./WebhookRepo.js"
 export * from "./SqliteStore.js"
 export * from "./SqlStore.js"
 export * from "./SqlGroupCommit.js"
-export * from "./PgStore.js"
 
 /** The Store's transactions and every repository; each needs only a `SqlClient` (e.g. from `storeLayerFromUrl`). */
 export const RepositoriesLive = Layer.mergeAll(
