@@ -18,13 +18,14 @@ const inputs = [
   "dashboard/index.html",
   "dashboard/vite.config.ts",
   "dashboard/tsconfig.json",
+  "scripts/bundle.mjs",
   "package.json",
   "package-lock.json",
   "tsconfig.json"
 ]
 
-/** What the build writes last for each of its two steps (the server, then the dashboard). */
-const outputs = ["dist/main.js", "dist/dashboard/index.html"]
+/** What the build writes last for each of its steps (the server, its bundle, then the dashboard). */
+const outputs = ["dist/main.js", "dist/bundle/main.js", "dist/dashboard/index.html"]
 
 /** The newest modification time under `target` (a file or a folder), or -1 when it is absent. */
 const newestUnder = (target) => {

@@ -16,7 +16,7 @@ const verdict = (root: string) => spawnSync(process.execPath, [script, "--check"
 /** A project tree with sources and a build, every file dated `at` (seconds since the epoch). */
 const project = (at: number) => {
   const root = tempDir()
-  const files = ["src/main.ts", "src/http/Api.ts", "dashboard/src/main.tsx", "package.json", "dist/main.js", "dist/dashboard/index.html"]
+  const files = ["src/main.ts", "src/http/Api.ts", "dashboard/src/main.tsx", "package.json", "dist/main.js", "dist/bundle/main.js", "dist/dashboard/index.html"]
   for (const file of files) {
     fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
     fs.writeFileSync(path.join(root, file), "")
@@ -32,8 +32,7 @@ const touch = (root: string, file: string, at: number) => fs.utimesSync(path.joi
 describe("npm start's build step", () => {
   it("is skipped when the build is newer than every source", () => {
     const root = project(1_700_000_000)
-    touch(root, "dist/main.js", 1_700_000_100)
-    touch(root, "dist/dashboard/index.html", 1_700_000_100)
+    for (const output of ["dist/main.js", "dist/bundle/main.js", "dist/dashboard/index.html"]) touch(root, output, 1_700_000_100)
     expect(verdict(root)).toBe("current")
   })
 
@@ -51,8 +50,8 @@ describe("npm start's build step", () => {
     expect(verdict(root)).toBe("stale")
   })
 
-  it("runs when either build step's output is missing", () => {
-    for (const output of ["dist/main.js", "dist/dashboard/index.html"]) {
+  it("runs when any build step's output is missing", () => {
+    for (const output of ["dist/main.js", "dist/bundle/main.js", "dist/dashboard/index.html"]) {
       const root = project(1_700_000_000)
       fs.rmSync(path.join(root, output))
       expect(verdict(root), output).toBe("stale")

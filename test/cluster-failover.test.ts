@@ -19,7 +19,7 @@ import { unavailable } from "./support/servers/availability.js"
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookReceiver.js"
 
 /**
- * Cluster mode (`CLUSTER=on`) as an operator runs it: three `node dist/main.js` runners on
+ * Cluster mode (`CLUSTER=on`) as an operator runs it: three `node dist/bundle/main.js` runners on
  * loopback over one Postgres and one Redis. Sessions are spread over the runners, any runner's
  * API serves any session, limits are shared, webhooks go out once per event; and when a runner
  * is SIGKILLed its sessions come back on the others, sends keep being answered, and nothing

@@ -8,7 +8,7 @@ import { type GatewayProcess, useGatewayProcesses } from "./support/process.js"
 /**
  * What the gateway writes to stdout and stderr, as an operator's log pipeline gets it: one JSON
  * object a line (LOG_FORMAT's default), the request id on what a request caused, one access
- * line a request, and never a secret. Runs `node dist/main.js` (needs `npm run build`).
+ * line a request, and never a secret. Runs `node dist/bundle/main.js` (needs `npm run build`).
  */
 
 const spawnGateway = useGatewayProcesses()

@@ -12,7 +12,7 @@ import { freshPostgresUrlPromise } from "./support/servers/postgresDatabase.js"
  * moves, and a linked session keeps working on the new backend without linking again.
  */
 
-const mainScript = path.resolve("dist/main.js")
+const mainScript = path.resolve("dist/bundle/main.js")
 const migrate = (...args: Array<string>) => {
   const run = spawnSync(process.execPath, [mainScript, "migrate", ...args], { encoding: "utf8", timeout: 60_000, env: process.env })
   return { status: run.status, output: `${run.stdout}${run.stderr}` }

@@ -85,7 +85,7 @@ describe.skipIf(skip)("the gateway on Postgres", () => {
   describe("as an operator runs it", () => {
     const spawnGateway = useGatewayProcesses()
 
-    it("`node dist/main.js` with DATABASE_URL=postgres://… keeps its sessions across a restart", async () => {
+    it("`node dist/bundle/main.js` with DATABASE_URL=postgres://… keeps its sessions across a restart", async () => {
       const databaseUrl = await freshPostgresUrlPromise("process")
       const dataDir = tempDir("switchboard-pg-process-")
       const env = { API_KEY: TEST_KEY, DATABASE_URL: databaseUrl }

@@ -6,7 +6,7 @@ import { base64, png } from "./support/mediaSamples.js"
 import { type GatewayProcess, useGatewayProcesses } from "./support/process.js"
 
 /**
- * The gateway as an operator runs it: `node dist/main.js`, configured by the environment,
+ * The gateway as an operator runs it: `node dist/bundle/main.js`, configured by the environment,
  * stopped by signals, restarted on the same DATA_DIR. Needs a fresh `npm run build`.
  */
 

@@ -3,7 +3,7 @@ import { eventually, TEST_KEY, tempDir } from "./support/gateway.js"
 import { type GatewayProcess, useGatewayProcesses } from "./support/process.js"
 
 /**
- * A gateway restarted with a few hundred running sandbox sessions (`node dist/main.js`, one
+ * A gateway restarted with a few hundred running sandbox sessions (`node dist/bundle/main.js`, one
  * SQLite file): it listens first and brings the sessions back in the background, answering
  * meanwhile. How fast is for `npm run bench:startup`; here only what happens in which order.
  */

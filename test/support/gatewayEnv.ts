@@ -1,12 +1,12 @@
 import { fileURLToPath } from "node:url"
 
 /**
- * How a gateway child process (`node dist/main.js`) is started in tests and benchmarks: the
+ * How a gateway child process (`node dist/bundle/main.js`) is started in tests and benchmarks: the
  * script, and a clean environment for it. Free of vitest, so that bench/ can use it as well as
  * ./process.ts.
  */
 
-export const mainScript = fileURLToPath(new URL("../../dist/main.js", import.meta.url))
+export const mainScript = fileURLToPath(new URL("../../dist/bundle/main.js", import.meta.url))
 
 /** Every setting the gateway reads; none is inherited from the environment of the parent. */
 const gatewayVariables = /^(PORT|DASHBOARD_PORT|HOST|DATA_DIR|DATABASE_URL|ENGINE|API_KEY|SANDBOX_.*|MEDIA_.*|INCOMING_MEDIA|WEBHOOK_.*|EVENT_RETENTION_HOURS|RECONNECT_.*|SEND_RATE_PER_MINUTE|OUTBOUND_BACKLOG_MAX|RATE_LIMIT_PER_MINUTE|ALLOWED_CIDRS|TRUSTED_PROXIES|METRICS_TOKEN|AUDIT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|BODY_MAX_BYTES|CACHE_URL|LOG_LEVEL|LOG_FORMAT|CLUSTER|CLUSTER_.*)$/

@@ -5,7 +5,7 @@ import { makeCall, TEST_KEY, type TestGateway } from "./gateway.js"
 import { gatewayEnv, mainScript } from "./gatewayEnv.js"
 
 /**
- * The gateway as an operator runs it: `node dist/main.js` in a child process, configured by
+ * The gateway as an operator runs it: `node dist/bundle/main.js` in a child process, configured by
  * environment variables only. For tests of what only a real process shows (signals, restarts
  * on the same DATA_DIR, the bootstrap key, what ends up in the logs).
  */
@@ -70,7 +70,7 @@ export const useGatewayProcesses = () => {
   return spawnGateway
 }
 
-/** Starts `node dist/main.js` on a free port (`PORT=0`) and resolves once it printed `Listening on …`. */
+/** Starts `node dist/bundle/main.js` on a free port (`PORT=0`) and resolves once it printed `Listening on …`. */
 export const spawnGateway = (options: SpawnOptions): Promise<GatewayProcess> => {
   if (!fs.existsSync(mainScript)) {
     throw new Error(`${mainScript} is missing: run \`npm run build\` first (\`npm test\` builds before running vitest)`)

@@ -84,7 +84,7 @@
  * Logins (`peer.logins`, `peer.loginsOf(phone)`, `peer.openLogins(phone)`, `peer.maxConcurrentLogins(phone)`):
  * every socket that logged in as an account, with when it was accepted, logged in and closed, and
  * how many other sockets of the account were still open at its login (a client that replaces
- * another: `concurrent` 1, `replaced` 1). A gateway in another process (`node dist/main.js`) reaches
+ * another: `concurrent` 1, `replaced` 1). A gateway in another process (`node dist/bundle/main.js`) reaches
  * the peer with `peer.processEnv()`: WA_WS_URL, and a preload that makes its Baileys trust the
  * peer's noise certificate (./trust-peer-root.mjs).
  *

@@ -117,7 +117,7 @@ export class WaPeer extends PeerServer implements ContactHost {
   }
 
   /**
-   * What a gateway in another process (`node dist/main.js`) needs to use this peer: WA_WS_URL,
+   * What a gateway in another process (`node dist/bundle/main.js`) needs to use this peer: WA_WS_URL,
    * the peer's noise root trusted by a preload (./trust-peer-root.mjs), and the media server's
    * certificate as an extra CA (uploads and downloads).
    */

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// The build's last step for the server: bundles the compiled gateway (dist/main.js) with the
+// Effect packages into dist/bundle/, which `npm start` runs.
+//
+// Why: loading the gateway from dist/ means Node resolving, reading and compiling ~1,000 ES
+// modules (601 of them effect's: its index loads every module), about half of the CPU a
+// gateway spends before it listens. One bundle, tree-shaken, halves that (see bench/README.md,
+// "Start-up"). Only the Effect packages go in: every other package stays an import of its own
+// (native addons, Baileys, the AWS SDK…, each loaded from node_modules as before), and the
+// modules the gateway imports only when it needs them (the Baileys engine, Postgres, Redis,
+// S3, the cluster) stay separate chunks, loaded then.
+//
+// dist/bundle/ sits at the same depth as dist/http/ and the other folders, so the paths the
+// code finds relative to its own module (the dashboard's files, package.json) stay right.
+
+import * as esbuild from "esbuild"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const bundled = /^(effect|@effect\/[^/]+)(\/|$)/
+
+// Chunks are named by their content's hash: the last build's would otherwise pile up.
+fs.rmSync(path.join(root, "dist/bundle"), { recursive: true, force: true })
+
+await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: ["dist/main.js"],
+  outdir: "dist/bundle",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  sourcemap: true,
+  legalComments: "none",
+  logLevel: "warning",
+  plugins: [{
+    name: "only-effect-packages",
+    setup(build) {
+      // A bare import of any other package stays an import (node: builtins included).
+      build.onResolve({ filter: /^[^./]/ }, (args) => bundled.test(args.path) ? undefined : { path: args.path, external: true })
+    }
+  }]
+})

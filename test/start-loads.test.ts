@@ -1,0 +1,54 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { describe, expect, it } from "vitest"
+import { tempDir } from "./support/gateway.js"
+import { useGatewayProcesses } from "./support/process.js"
+
+/**
+ * What the built gateway (`npm start`: dist/bundle/main.js) loads before it listens: the code
+ * of the backends it was not configured for (Postgres, Redis, S3, the cluster, the Baileys
+ * engine) stays on disk, each loaded only by the settings that use it. What it saves is start-up
+ * time (`npm run bench:startup`); here, which modules a start loads.
+ */
+
+const spawnGateway = useGatewayProcesses()
+const moduleLog = pathToFileURL(path.resolve("test/support/moduleLog.mjs")).href
+
+/** The modules (file URLs) a gateway started with `env` loaded by the time it listened. */
+const loadedToStart = async (env: Record<string, string>) => {
+  const dir = tempDir("switchboard-loads-")
+  const log = path.join(dir, "modules.log")
+  const gateway = await spawnGateway({
+    dataDir: path.join(dir, "data"),
+    env: { ...env, NODE_OPTIONS: `--import ${moduleLog}`, MODULE_LOG: log },
+    startTimeoutMs: 60_000
+  })
+  await gateway.kill()
+  return fs.readFileSync(log, "utf8").split("\n").filter((url) => url !== "")
+}
+
+/** The backends a gateway may load, each by its chunk of the bundle and its packages. */
+const backends = {
+  postgres: /\/dist\/bundle\/PgStore-|\/node_modules\/pg\//,
+  redis: /\/dist\/bundle\/RedisCache-|\/node_modules\/ioredis\//,
+  s3: /\/dist\/bundle\/S3MediaStore-|\/node_modules\/@aws-sdk\//,
+  cluster: /\/dist\/bundle\/ClusterTopology-/,
+  baileys: /\/dist\/bundle\/BaileysEngine-|\/node_modules\/@whiskeysockets\/baileys\//
+}
+
+const loadedBackends = (urls: ReadonlyArray<string>) =>
+  Object.entries(backends).filter(([, pattern]) => urls.some((url) => pattern.test(url))).map(([name]) => name)
+
+describe("starting the built gateway", () => {
+  it("on the embedded defaults with the sandbox engine, loads none of the other backends", async () => {
+    const urls = await loadedToStart({ ENGINE: "sandbox" })
+    expect(urls.some((url) => url.endsWith("/dist/bundle/main.js")), "the log saw the gateway start").toBe(true)
+    expect(loadedBackends(urls)).toEqual([])
+  }, 90_000)
+
+  it("with the Baileys engine, loads that engine and still none of the other backends", async () => {
+    const urls = await loadedToStart({ ENGINE: "baileys" })
+    expect(loadedBackends(urls)).toEqual(["baileys"])
+  }, 90_000)
+})
