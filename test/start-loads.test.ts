@@ -15,8 +15,8 @@ import { useGatewayProcesses } from "./support/process.js"
 const spawnGateway = useGatewayProcesses()
 const moduleLog = pathToFileURL(path.resolve("test/support/moduleLog.mjs")).href
 
-/** The modules (file URLs) a gateway started with `env` loaded by the time it listened. */
-const loadedToStart = async (env: Record<string, string>) => {
+/** A gateway started with `env`, and the modules (file URLs) it has loaded so far. */
+const startLogged = async (env: Record<string, string>) => {
   const dir = tempDir("switchboard-loads-")
   const log = path.join(dir, "modules.log")
   const gateway = await spawnGateway({
@@ -24,8 +24,14 @@ const loadedToStart = async (env: Record<string, string>) => {
     env: { ...env, NODE_OPTIONS: `--import ${moduleLog}`, MODULE_LOG: log },
     startTimeoutMs: 60_000
   })
+  return { gateway, loaded: () => fs.readFileSync(log, "utf8").split("\n").filter((url) => url !== "") }
+}
+
+/** The modules a gateway started with `env` loaded by the time it listened. */
+const loadedToStart = async (env: Record<string, string>) => {
+  const { gateway, loaded } = await startLogged(env)
   await gateway.kill()
-  return fs.readFileSync(log, "utf8").split("\n").filter((url) => url !== "")
+  return loaded()
 }
 
 /** The backends a gateway may load, each by its chunk of the bundle and its packages. */
@@ -45,6 +51,17 @@ describe("starting the built gateway", () => {
     const urls = await loadedToStart({ ENGINE: "sandbox" })
     expect(urls.some((url) => url.endsWith("/dist/bundle/main.js")), "the log saw the gateway start").toBe(true)
     expect(loadedBackends(urls)).toEqual([])
+  }, 90_000)
+
+  it("makes the API's Swagger UI page (2 MB of script) at its first request, not at start", async () => {
+    const { gateway, loaded } = await startLogged({ ENGINE: "sandbox" })
+    const swaggerPage = (urls: ReadonlyArray<string>) => urls.some((url) => /\/dist\/bundle\/swaggerPage-/.test(url))
+    expect(swaggerPage(loaded())).toBe(false)
+    const docs = await gateway.call("GET", "/api/docs", { key: null })
+    expect(docs.status).toBe(200)
+    expect(docs.body).toContain("SwaggerUIBundle")
+    expect(swaggerPage(loaded())).toBe(true)
+    await gateway.kill()
   }, 90_000)
 
   it("with the Baileys engine, loads that engine and still none of the other backends", async () => {

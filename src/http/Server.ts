@@ -2,7 +2,6 @@ import {
   type HttpApi,
   type HttpApp,
   HttpApiBuilder,
-  HttpApiSwagger,
   HttpRouter,
   HttpServer,
   type HttpServerRequest
@@ -14,6 +13,7 @@ import type { Settings } from "../domain/Settings.js"
 import { networkList } from "../domain/cidr.js"
 import { VERSION } from "../domain/Health.js"
 import { SwitchboardApi } from "./Api.js"
+import { ApiDocumentsLive } from "./ApiDocuments.js"
 import { logRequests } from "./AccessLog.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { limitBodies } from "./BodyLimit.js"
@@ -118,8 +118,7 @@ export const HttpServerLive = (options: Settings) => {
     aroundRoute: limitBodies(options.bodyMaxBytes, options.media.maxBytes),
     middleware: pipeline
   }).pipe(
-    Layer.provide(HttpApiSwagger.layer({ path: "/api/docs" })),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
+    Layer.provide(ApiDocumentsLive),
     // The dashboard (another port) and browser apps call the API cross-origin. Keys travel in
     // headers, never cookies, so any origin may: a page cannot borrow a key it was not given.
     Layer.provide(HttpApiBuilder.middlewareCors({
