@@ -150,16 +150,19 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
     const messages = yield* MessageRepo
     const transactionally = (yield* Store).transactionally
     const fibers = yield* FiberMap.make<string>()
+    /**
+     * The handles of the running actors. One Map, changed in place under the SynchronizedRef
+     * (which serialises the changes): a copy per start would cost O(n²) over a restore of
+     * thousands. Readers take it as it is at that moment, as they would a snapshot.
+     */
     const handles = yield* SynchronizedRef.make(new Map<string, SessionActorHandle>())
 
     const handleOf = (sessionId: string) => Effect.map(SynchronizedRef.get(handles), (map) => Option.fromNullable(map.get(sessionId)))
 
     const forget = (handle: SessionActorHandle) =>
       SynchronizedRef.update(handles, (map) => {
-        if (map.get(handle.sessionId) !== handle) return map
-        const next = new Map(map)
-        next.delete(handle.sessionId)
-        return next
+        if (map.get(handle.sessionId) === handle) map.delete(handle.sessionId)
+        return map
       })
 
     /**
@@ -206,7 +209,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           yield* sessions.update(sessionId, { desiredRunning: true })
           const handle = yield* makeHandle(sessionId, row.value.status, row.value.lastError)
           yield* FiberMap.run(fibers, sessionId, supervise(handle))
-          return new Map(map).set(sessionId, handle)
+          return map.set(sessionId, handle)
         }))
 
     const restoreRemaining = yield* Ref.make(0)
@@ -256,7 +259,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           map.has(row.id) || withdrawn.has(row.id)
             ? Effect.succeed([Option.none<SessionActorHandle>(), map] as const)
             : Effect.map(makeHandle(row.id, "initializing", row.lastError), (made) =>
-              [Option.some(made), new Map(map).set(row.id, made)] as const))
+              [Option.some(made), map.set(row.id, made)] as const))
         if (Option.isNone(handle)) return
         // Waiting before the actor starts: its first status change cannot come too early.
         const pastConnecting = yield* Deferred.make<void>()
@@ -410,7 +413,8 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
       outgoing: Effect.gen(function*() {
         const ready: Array<string> = []
         let queued = 0
-        for (const handle of (yield* SynchronizedRef.get(handles)).values()) {
+        // A copy: the map changes while this waits on the actors' states.
+        for (const handle of Array.from((yield* SynchronizedRef.get(handles)).values())) {
           if ((yield* SubscriptionRef.get(handle.state)).status !== "ready") continue
           ready.push(handle.sessionId)
           queued += (yield* Ref.get(handle.queuedSends)) + mailboxDepth(handle)
