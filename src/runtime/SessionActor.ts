@@ -1,4 +1,4 @@
-import { Cause, type Chunk, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Sink, Stream, SubscriptionRef } from "effect"
+import { Cause, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, SubscriptionRef } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
@@ -244,12 +244,13 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         /**
          * The events waiting when the consumer comes round, in order up to `Closed`: receipts
          * next to each other go in one transaction (see `applyReceipts`), anything else alone.
+         * False once the connection has ended.
          */
-        const takeEvents = (events: Chunk.Chunk<EngineEvent>) =>
+        const handleEvents = (events: ReadonlyArray<EngineEvent>) =>
           Effect.suspend(() => {
             // Receipts in a row become one array; any other event stays as it is.
             const units: Array<Array<Receipt> | EngineEvent> = []
-            let open = true
+            let open = events.length > 0
             for (const event of events) {
               if (event._tag === "Closed") {
                 reason = event.reason
@@ -269,8 +270,10 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
               open
             )
           })
-        // One consumer stage, for a session idles in it while connected.
-        yield* Stream.run(conn.events, Sink.forEachChunkWhile(takeEvents))
+        // A plain loop, for a session idles in it while connected: no stream machinery per session.
+        while (yield* Effect.flatMap(conn.takeEvents, handleEvents)) {
+          // handleEvents did the work
+        }
         const since = yield* Ref.get(readySince)
         const now = yield* Clock.currentTimeMillis
         const wasHealthy = Option.isSome(since) && now - since.value >= Duration.toMillis(reconnect.healthyAfter)
