@@ -3,7 +3,7 @@ import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
 import { untilStoreIsBack } from "./storeOutage.js"
-import { SessionRepo } from "./ports/store/SessionRepo.js"
+import { SessionRepo, type SessionRow } from "./ports/store/SessionRepo.js"
 import { GroupCommit } from "./ports/store/GroupCommit.js"
 import { Conflict, type EngineCallError, toApiError } from "../domain/Errors.js"
 import { Events } from "./Events.js"
@@ -122,7 +122,16 @@ export interface ActorSettings {
  * session is ready. Returns when the session reaches a status in which it no longer runs
  * (`stopped`, `logged_out`, `failed`). Every status change is persisted, then published.
  */
-export const runSessionActor = (handle: SessionActorHandle, { media, pacing, reconnect }: ActorSettings) =>
+export const runSessionActor = (
+  handle: SessionActorHandle,
+  { media, pacing, reconnect }: ActorSettings,
+  /**
+   * The session's row as whoever started the actor just read it (a restore reads them all at
+   * once): its first connection takes the proxy and settings from it instead of reading it
+   * again. Later connections (a reconnect, a Restart) read it afresh.
+   */
+  startedFrom?: SessionRow
+) =>
   Effect.gen(function*() {
     const { sessionId, mailbox, state, queuedSends } = handle
     const engine = yield* Engine
@@ -194,9 +203,10 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         })
       })
 
-    const onEvent = (conn: EngineConnection, readySince: Ref.Ref<Option.Option<number>>) => (event: EngineEvent) =>
+    const onEvent = (conn: EngineConnection, readySince: Ref.Ref<Option.Option<number>>, linkedFrom: Option.Option<SessionRow>) => (event: EngineEvent) =>
       handleEngineEvent(event, {
         sessionId,
+        linkedFrom,
         media,
         downloadMedia: conn.downloadMedia,
         setStatus,
@@ -224,7 +234,10 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     /** One connection, from connect to close. Never fails: a failed connect is an outcome too. */
     const linkOnce = Effect.scoped(
       Effect.gen(function*() {
-        const row = yield* untilStoreIsBack(sessions.findById(sessionId), "reading the session's proxy and settings")
+        const row = startedFrom === undefined
+          ? yield* untilStoreIsBack(sessions.findById(sessionId), "reading the session's proxy and settings")
+          : Option.some(startedFrom)
+        startedFrom = undefined
         const proxyUrl = Option.flatMapNullable(row, (session) => session.proxyUrl)
         const settings = settingsOrDefault(Option.getOrNull(row)?.settings ?? null)
         const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl, lookupSent, lookupPoll, settings }))
@@ -240,7 +253,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         )
         const readySince = yield* Ref.make(Option.none<number>())
         let reason: CloseReason = { kind: "retry", code: "CONNECTION_ENDED", message: "the connection ended without a reason" }
-        const handle = onEvent(conn, readySince)
+        const handle = onEvent(conn, readySince, row)
         /**
          * The events waiting when the consumer comes round, in order up to `Closed`: receipts
          * next to each other go in one transaction (see `applyReceipts`), anything else alone.

@@ -185,12 +185,14 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
      * Runs the actor until it ends on its own; a crash (a defect, never an interruption)
      * restarts it with backoff, and a crash after a long healthy run restarts it quickly.
      */
-    const supervise = (handle: SessionActorHandle) =>
+    const supervise = (handle: SessionActorHandle, startedFrom?: SessionRow) =>
       Effect.gen(function*() {
         const backoff = driverWhenNeeded(() => actorRestartSchedule)
         while (true) {
           const startedAt = yield* Clock.currentTimeMillis
-          const exit = yield* Effect.exit(runSessionActor(handle, settings))
+          const exit = yield* Effect.exit(runSessionActor(handle, settings, startedFrom))
+          // A restarted actor reads its row afresh.
+          startedFrom = undefined
           if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return
           yield* recordCrash(handle, exit.cause)
           if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(HEALTHY_RUN)) yield* backoff.reset
@@ -208,7 +210,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           if (Option.isNone(row)) return map
           yield* sessions.update(sessionId, { desiredRunning: true })
           const handle = yield* makeHandle(sessionId, row.value.status, row.value.lastError)
-          yield* FiberMap.run(fibers, sessionId, supervise(handle))
+          yield* FiberMap.run(fibers, sessionId, supervise(handle, row.value))
           return map.set(sessionId, handle)
         }))
 
@@ -265,7 +267,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         const pastConnecting = yield* Deferred.make<void>()
         connecting.set(row.id, pastConnecting)
         const timer = setTimeout(() => Deferred.unsafeDone(pastConnecting, Exit.void), RESTORE_SETTLE_WAIT_MS)
-        yield* FiberMap.run(fibers, row.id, supervise(handle.value))
+        yield* FiberMap.run(fibers, row.id, supervise(handle.value, row))
         yield* Deferred.await(pastConnecting).pipe(Effect.ensuring(Effect.sync(() => {
           clearTimeout(timer)
           connecting.delete(row.id)
