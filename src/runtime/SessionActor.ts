@@ -13,6 +13,7 @@ import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./
 import { Engine } from "./Engine.js"
 import { applyReceipts, handleEngineEvent, type IncomingMediaSettings, type Receipt } from "./InboundEvents.js"
 import { makeOutbound } from "./OutboundSender.js"
+import { makeReadyConnection } from "./ReadyConnection.js"
 import type { PacingSettings } from "../domain/Settings.js"
 import { driverWhenNeeded, reconnectSchedule } from "./ReconnectPolicy.js"
 import { settingsOrDefault } from "../domain/SessionSettings.js"
@@ -143,7 +144,7 @@ export const runSessionActor = (
     /** The open connection, ready or not (pairing codes and logout need it early). */
     const connection = yield* Ref.make(Option.none<EngineConnection>())
     /** The connection while it is ready: what the outbound lane waits for. */
-    const readyConnection = yield* SubscriptionRef.make(Option.none<EngineConnection>())
+    const readyConnection = makeReadyConnection()
 
     const lookupSent = (engineMessageId: string) =>
       Effect.map(
@@ -222,7 +223,7 @@ export const runSessionActor = (
         markReady: Effect.all([
           Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(readySince, Option.some(now))),
           setStatus("ready"),
-          SubscriptionRef.set(readyConnection, Option.some(conn))
+          readyConnection.set(Option.some(conn))
         ], { discard: true }),
         rejectCall: (callId, from) => conn.calls.reject(callId, from),
         setOnline: conn.presence.set({ state: "online" }),
@@ -249,7 +250,7 @@ export const runSessionActor = (
         // Published at once: pairing codes and logout need the connection before it is ready.
         yield* Ref.set(connection, Option.some(conn))
         yield* Effect.addFinalizer(() =>
-          Effect.zipRight(Ref.set(connection, Option.none()), SubscriptionRef.set(readyConnection, Option.none()))
+          Effect.zipRight(Ref.set(connection, Option.none()), readyConnection.set(Option.none()))
         )
         const readySince = yield* Ref.make(Option.none<number>())
         let reason: CloseReason = { kind: "retry", code: "CONNECTION_ENDED", message: "the connection ended without a reason" }
@@ -406,7 +407,12 @@ export const runSessionActor = (
 
     yield* commandLoop
     yield* refuseRemaining(mailbox)
-  }).pipe(Effect.scoped, Effect.annotateLogs("sessionId", handle.sessionId))
+  }).pipe(
+    // Annotated for the scope's life rather than around it: the same, without the frames that
+    // `annotateLogs` would hold on the fiber's stack for as long as the session runs.
+    Effect.zipRight(Effect.annotateLogsScoped({ sessionId: handle.sessionId })),
+    Effect.scoped
+  )
 
 /** The account is no longer linked: its credentials and the identity they carried are gone. */
 export const unlinkSession = (sessionId: string) =>

@@ -198,9 +198,16 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(HEALTHY_RUN)) yield* backoff.reset
           yield* backoff.next(undefined)
         }
-      // The supervisor's own services, not merged with the caller's (a request, the restore):
-      // one context shared by every actor instead of a merged copy held by each.
-      }).pipe(Effect.ensuring(forget(handle)), Effect.mapInputContext((_: Context.Context<never>) => context))
+      }).pipe(Effect.ensuring(forget(handle)))
+
+    /**
+     * Starts the actor's fiber. It runs on the supervisor's own services, not merged with the
+     * caller's (a request, the restore): one context shared by every actor instead of a merged
+     * copy held by each. Given to the fork rather than provided inside the actor, where it would
+     * hold frames on the fiber's stack for as long as the session runs.
+     */
+    const runActor = (handle: SessionActorHandle, startedFrom: SessionRow) =>
+      FiberMap.run(fibers, handle.sessionId, supervise(handle, startedFrom)).pipe(Effect.provide(context))
 
     const start = (sessionId: string) =>
       SynchronizedRef.updateEffect(handles, (map) =>
@@ -210,7 +217,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           if (Option.isNone(row)) return map
           yield* sessions.update(sessionId, { desiredRunning: true })
           const handle = yield* makeHandle(sessionId, row.value.status, row.value.lastError)
-          yield* FiberMap.run(fibers, sessionId, supervise(handle, row.value))
+          yield* runActor(handle, row.value)
           return map.set(sessionId, handle)
         }))
 
@@ -267,7 +274,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         const pastConnecting = yield* Deferred.make<void>()
         connecting.set(row.id, pastConnecting)
         const timer = setTimeout(() => Deferred.unsafeDone(pastConnecting, Exit.void), RESTORE_SETTLE_WAIT_MS)
-        yield* FiberMap.run(fibers, row.id, supervise(handle.value, row))
+        yield* runActor(handle.value, row)
         yield* Deferred.await(pastConnecting).pipe(Effect.ensuring(Effect.sync(() => {
           clearTimeout(timer)
           connecting.delete(row.id)
