@@ -207,7 +207,9 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
      * hold frames on the fiber's stack for as long as the session runs.
      */
     const runActor = (handle: SessionActorHandle, startedFrom: SessionRow) =>
-      FiberMap.run(fibers, handle.sessionId, supervise(handle, startedFrom)).pipe(Effect.provide(context))
+      FiberMap.run(fibers, handle.sessionId, supervise(handle, startedFrom)).pipe(
+        Effect.mapInputContext((_: Context.Context<never>) => context)
+      )
 
     const start = (sessionId: string) =>
       SynchronizedRef.updateEffect(handles, (map) =>
