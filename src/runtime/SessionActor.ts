@@ -135,6 +135,9 @@ export const runSessionActor = (
 ) =>
   Effect.gen(function*() {
     const { sessionId, mailbox, state, queuedSends } = handle
+    // For the scope's life (its children inherit it) rather than around it: the same, without
+    // the frames `annotateLogs` would hold on the fiber's stack for as long as the session runs.
+    yield* Effect.annotateLogsScoped({ sessionId })
     const engine = yield* Engine
     const sessions = yield* SessionRepo
     const messages = yield* MessageRepo
@@ -407,12 +410,7 @@ export const runSessionActor = (
 
     yield* commandLoop
     yield* refuseRemaining(mailbox)
-  }).pipe(
-    // Annotated for the scope's life rather than around it: the same, without the frames that
-    // `annotateLogs` would hold on the fiber's stack for as long as the session runs.
-    Effect.zipRight(Effect.annotateLogsScoped({ sessionId: handle.sessionId })),
-    Effect.scoped
-  )
+  }).pipe(Effect.scoped)
 
 /** The account is no longer linked: its credentials and the identity they carried are gone. */
 export const unlinkSession = (sessionId: string) =>
