@@ -1,4 +1,4 @@
-import { Cause, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, SubscriptionRef } from "effect"
+import { Cause, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
@@ -14,6 +14,7 @@ import { Engine } from "./Engine.js"
 import { applyReceipts, handleEngineEvent, type IncomingMediaSettings, type Receipt } from "./InboundEvents.js"
 import { makeOutbound } from "./OutboundSender.js"
 import { makeReadyConnection } from "./ReadyConnection.js"
+import { makeWatchedState, type WatchedState } from "./WatchedState.js"
 import type { PacingSettings } from "../domain/Settings.js"
 import { driverWhenNeeded, reconnectSchedule } from "./ReconnectPolicy.js"
 import { settingsOrDefault } from "../domain/SessionSettings.js"
@@ -82,7 +83,7 @@ export const useConnection = <A>(
 export interface SessionActorHandle {
   readonly sessionId: string
   readonly mailbox: Mailbox.Mailbox<ActorCommand>
-  readonly state: SubscriptionRef.SubscriptionRef<ActorState>
+  readonly state: WatchedState<ActorState>
   /** Accepted sends waiting in the outbound lane (the one going out included). */
   readonly queuedSends: Ref.Ref<number>
 }
@@ -92,7 +93,7 @@ export const makeHandle = (sessionId: string, status: SessionStatus, lastError: 
     return {
       sessionId,
       mailbox: yield* Mailbox.make<ActorCommand>(),
-      state: yield* SubscriptionRef.make<ActorState>({ status, qr: Option.none(), lastError }),
+      state: makeWatchedState<ActorState>({ status, qr: Option.none(), lastError }),
       queuedSends: yield* Ref.make(0)
     } satisfies SessionActorHandle
   })
@@ -183,7 +184,7 @@ export const runSessionActor = (
 
     const recordStatus = (next: SessionStatus, error?: Omit<LastError, "at">) =>
       Effect.gen(function*() {
-        const previous = yield* SubscriptionRef.get(state)
+        const previous = yield* state.get
         if (previous.status === next && error === undefined) return
         const lastError = error === undefined ? previous.lastError : { ...error, at: yield* nowIso }
         // A session that ends (stopped, logged out, failed) stays ended across reboots.
@@ -200,7 +201,7 @@ export const runSessionActor = (
             reason: error?.code ?? null
           }, at))
         ))
-        yield* SubscriptionRef.set(state, {
+        yield* state.set({
           status: next,
           qr: next === "qr_ready" ? previous.qr : Option.none(),
           lastError
@@ -216,7 +217,7 @@ export const runSessionActor = (
         setStatus,
         showQr: (qr) =>
           Effect.zipRight(
-            SubscriptionRef.update(state, (s) => ({ ...s, qr: Option.some(qr) })),
+            state.update((s) => ({ ...s, qr: Option.some(qr) })),
             Effect.zipRight(
               setStatus("qr_ready"),
               Effect.flatMap(DateTime.nowAsDate, (at) =>
@@ -362,7 +363,7 @@ export const runSessionActor = (
     ) =>
       Effect.gen(function*() {
         const conn = yield* Ref.get(connection)
-        const { status } = yield* SubscriptionRef.get(state)
+        const { status } = yield* state.get
         const usable = Option.isNone(conn) || status !== required
           ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `the session is ${status}; this needs it ${required}` }))
           : Effect.succeed(conn.value)

@@ -14,7 +14,6 @@ import {
   Option,
   Ref,
   Stream,
-  SubscriptionRef,
   SynchronizedRef
 } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
@@ -175,7 +174,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         const at = new Date(yield* Clock.currentTimeMillis).toISOString()
         const message = Cause.pretty(cause).split("\n")[0] ?? "unknown defect"
         const lastError = { code: "ACTOR_CRASHED", message, at }
-        yield* SubscriptionRef.update(handle.state, (state) => ({ ...state, lastError }))
+        yield* handle.state.update((state) => ({ ...state, lastError }))
         yield* sessions.update(handle.sessionId, { lastError }).pipe(
           Effect.catchTag("StoreUnavailable", (outage) => Effect.logWarning("the crash could not be stored", outage.message))
         )
@@ -426,7 +425,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         let queued = 0
         // A copy: the map changes while this waits on the actors' states.
         for (const handle of Array.from((yield* SynchronizedRef.get(handles)).values())) {
-          if ((yield* SubscriptionRef.get(handle.state)).status !== "ready") continue
+          if ((yield* handle.state.get).status !== "ready") continue
           ready.push(handle.sessionId)
           queued += (yield* Ref.get(handle.queuedSends)) + mailboxDepth(handle)
         }
