@@ -12,25 +12,37 @@ export interface WatchedState<A> {
 /**
  * A plain value, and the PubSub that carries its changes made only once someone watches:
  * every running session has one, few are ever watched, and the SubscriptionRef it replaces
- * (a PubSub and a semaphore, made up front) was ~2.9 KB per session.
+ * (a PubSub and a semaphore, made up front) was ~1.5 KB per session as the actor held it. A
+ * class, so that an instance is two fields, its operations shared on the prototype.
  */
-export const makeWatchedState = <A>(initial: A): WatchedState<A> => {
-  let value = initial
-  let watchers: PubSub.PubSub<A> | undefined
-  const set = (next: A) =>
-    Effect.suspend(() => {
-      value = next
-      return watchers === undefined ? Effect.void : Effect.asVoid(PubSub.publish(watchers, next))
+class Watched<A> implements WatchedState<A> {
+  private watchers: PubSub.PubSub<A> | undefined = undefined
+
+  constructor(private value: A) {}
+
+  get get(): Effect.Effect<A> {
+    return Effect.sync(() => this.value)
+  }
+
+  set(next: A): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.value = next
+      return this.watchers === undefined ? Effect.void : Effect.asVoid(PubSub.publish(this.watchers, next))
     })
-  const hub = Effect.suspend(() =>
-    watchers !== undefined ? Effect.succeed(watchers) : Effect.map(PubSub.unbounded<A>(), (made) => (watchers ??= made))
-  )
-  return {
-    get: Effect.sync(() => value),
-    set,
-    update: (f) => Effect.suspend(() => set(f(value))),
+  }
+
+  update(f: (value: A) => A): Effect.Effect<void> {
+    return Effect.suspend(() => this.set(f(this.value)))
+  }
+
+  get changes(): Stream.Stream<A> {
+    const hub = Effect.suspend(() =>
+      this.watchers !== undefined ? Effect.succeed(this.watchers) : Effect.map(PubSub.unbounded<A>(), (made) => (this.watchers ??= made))
+    )
     // Subscribed before the value is read: a change in between shows twice at most, never not at all.
-    changes: Stream.unwrapScoped(Effect.flatMap(hub, (pubsub) =>
-      Effect.map(PubSub.subscribe(pubsub), (subscription) => Stream.concat(Stream.succeed(value), Stream.fromQueue(subscription)))))
+    return Stream.unwrapScoped(Effect.flatMap(hub, (pubsub) =>
+      Effect.map(PubSub.subscribe(pubsub), (subscription) => Stream.concat(Stream.succeed(this.value), Stream.fromQueue(subscription)))))
   }
 }
+
+export const makeWatchedState = <A>(initial: A): WatchedState<A> => new Watched(initial)
