@@ -4,7 +4,7 @@ import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Ref, Scope, Str
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type AuthState, Engine, type EngineEvent } from "../src/runtime/Engine.js"
+import { type AuthState, Engine, type EngineEvent, streamOfEvents } from "../src/runtime/Engine.js"
 import { type DirectoryKind, type HeldEntry, SandboxLedger, type SentMessage } from "../src/runtime/engines/sandbox/Ledger.js"
 import { SandboxEngineLive } from "../src/runtime/engines/sandbox/SandboxEngine.js"
 import { type SandboxFaults, SandboxNetwork, type SandboxNetworkOptions, sandboxPhoneOf } from "../src/runtime/engines/sandbox/SandboxNetwork.js"
@@ -552,12 +552,12 @@ describe("on the SQL ledger in a SQLite file", () => {
         const network = yield* SandboxNetwork
         const bob = yield* network.attach("bob")
         yield* bob.becomeReady
-        const toBob = yield* bob.events.pipe(Stream.take(1 + ids.length), Stream.runCollect)
+        const toBob = yield* streamOfEvents(bob.takeEvents).pipe(Stream.take(1 + ids.length), Stream.runCollect)
         expect(Chunk.toReadonlyArray(toBob).map((event) => event._tag === "MessageReceived" ? event.message.text : event._tag))
           .toEqual(["Ready", ...ids])
         const alice = yield* network.attach("alice")
         yield* alice.becomeReady
-        const toAlice = yield* alice.events.pipe(Stream.take(1 + 2 * ids.length), Stream.runCollect)
+        const toAlice = yield* streamOfEvents(alice.takeEvents).pipe(Stream.take(1 + 2 * ids.length), Stream.runCollect)
         expect(Chunk.toReadonlyArray(toAlice).map((event) =>
           event._tag === "MessageStatusChanged" ? `${event.engineMessageId}:${event.status}` : event._tag
         )).toEqual(["Ready", ...ids.map((id) => `${id}:sent`), ...ids.map((id) => `${id}:delivered`)])
@@ -591,7 +591,7 @@ describe("on the SQL ledger in a SQLite file", () => {
         yield* alice.becomeReady
         yield* alice.send(command)
         yield* TestClock.adjust(Duration.millis(1))
-        const toAlice = yield* alice.events.pipe(Stream.take(2), Stream.runCollect)
+        const toAlice = yield* streamOfEvents(alice.takeEvents).pipe(Stream.take(2), Stream.runCollect)
         expect(Chunk.toReadonlyArray(toAlice).map((event) =>
           event._tag === "MessageStatusChanged" ? `${event.engineMessageId}:${event.status}` : event._tag
         )).toEqual(["Ready", "SB-UNHEARD:sent"])

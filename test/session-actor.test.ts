@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Fiber, Option, Ref, Schedule, TestClock } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, FiberRef, HashMap, HashSet, Logger, Option, Ref, Schedule, TestClock } from "effect"
 import { advanceUntil, type Core, letFibersRun, startCore } from "./support/core.js"
 import { tempDir } from "./support/gateway.js"
 import type { ConnectOptions, SendCommand } from "../src/runtime/Engine.js"
@@ -282,6 +282,27 @@ describe("SessionSupervisor", () => {
       yield* advanceUntil(statusIs(core, crashing.id, "ready"), "100 millis", 600)
       expect(yield* core.attempts(crashing.id)).toHaveLength(2)
       expect(yield* core.supervisor.running).toContain(crashing.id)
+    }))
+
+  it.scoped("what a session's actor logs names the session", () =>
+    Effect.gen(function*() {
+      // The actors' fibers are forked with this fiber's loggers.
+      const logged: Array<{ readonly message: string; readonly sessionId: unknown }> = []
+      yield* Effect.locallyScopedWith(FiberRef.currentLoggers, HashSet.add(Logger.make(({ annotations, message }) => {
+        logged.push({ message: String(message), sessionId: Option.getOrUndefined(HashMap.get(annotations, "sessionId")) })
+      })))
+      const core = yield* startCore({ reconnect })
+      const sessionId = yield* createAndLink(core, "logs-its-name")
+      // The Store refuses the session's next status, and the actor says it waits for it.
+      const sql = Context.get(core.context, SqlClient.SqlClient)
+      yield* sql.unsafe(`CREATE TRIGGER refuse_status BEFORE UPDATE ON sessions
+        BEGIN SELECT RAISE(ABORT, 'the Store is down'); END`)
+      const waits = () => logged.filter(({ message }) => message.includes("recording the status disconnected"))
+      yield* core.network.dropConnection(sessionId)
+      yield* advanceUntil(Effect.sync(() => waits().length > 0), "100 millis", 100)
+      yield* sql.unsafe(`DROP TRIGGER refuse_status`)
+      expect(waits().map((wait) => wait.sessionId)).toEqual(waits().map(() => sessionId))
+      yield* advanceUntil(statusIs(core, sessionId, "ready"), "100 millis", 600)
     }))
 
   it.scoped("stops a session whose network is waiting for the Store, instead of hanging", () =>

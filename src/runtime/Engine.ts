@@ -1,4 +1,4 @@
-import { Context, Data, Effect, Option, Scope, Stream } from "effect"
+import { Cause, Chunk, Context, Data, Effect, Option, Queue, Scope, Stream } from "effect"
 import type { ContactCard, LinkPreview, Location, MediaKind, MessageStatus, MessageType } from "../domain/Message.js"
 import type { Me } from "../domain/Session.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
@@ -293,7 +293,13 @@ export interface ReactCommand {
 }
 
 export interface EngineConnection {
-  /** Ends after a `Closed` event, or when the connection's scope closes. */
+  /**
+   * The connection's next events, waiting for one when none is there: in order, at least one,
+   * `Closed` the last; none once the connection has ended (after `Closed`, or its scope closed).
+   * What a session actor consumes, in a loop: a stream consumer was ~20 KB per idle session.
+   */
+  readonly takeEvents: Effect.Effect<ReadonlyArray<EngineEvent>>
+  /** The same events as a stream (made from `takeEvents`: one or the other is consumed). */
   readonly events: Stream.Stream<EngineEvent>
   readonly send: (command: SendCommand) => Effect.Effect<{ readonly engineMessageId: string; readonly timestamp: Date }, EngineError>
   readonly react: (command: ReactCommand) => Effect.Effect<void, EngineError>
@@ -326,3 +332,34 @@ export class Engine extends Context.Tag("switchboard/Engine")<Engine, {
    */
   readonly forget: (sessionId: string) => Effect.Effect<void>
 }>() {}
+
+/**
+ * `takeEvents` over the queue an engine offers a connection's events to: what is waiting (at
+ * least one, at most `max`), cut after `Closed`; nothing once `Closed` was taken or the queue
+ * is shut down. `taken` runs for each event just before it is handed over.
+ */
+export const takeEventsFrom = (
+  queue: Queue.Dequeue<EngineEvent>,
+  max: number,
+  taken?: (event: EngineEvent) => Effect.Effect<void>
+): Effect.Effect<ReadonlyArray<EngineEvent>> => {
+  let ended = false
+  const take = Effect.catchAllCause(Queue.takeBetween(queue, 1, max), (cause) =>
+    Effect.flatMap(Queue.isShutdown(queue), (down) =>
+      down && Cause.isInterruptedOnly(cause) ? Effect.succeed(Chunk.empty<EngineEvent>()) : Effect.failCause(cause)))
+  return Effect.suspend(() =>
+    ended ? Effect.succeed([]) : Effect.flatMap(take, (chunk) => {
+      const batch: Array<EngineEvent> = []
+      for (const event of chunk) {
+        batch.push(event)
+        if (event._tag === "Closed") break
+      }
+      ended = batch.length === 0 || batch[batch.length - 1]!._tag === "Closed"
+      return taken === undefined ? Effect.succeed(batch) : Effect.as(Effect.forEach(batch, taken, { discard: true }), batch)
+    }))
+}
+
+/** A connection's events as a stream, from its `takeEvents`: ends after `Closed`. */
+export const streamOfEvents = (takeEvents: Effect.Effect<ReadonlyArray<EngineEvent>>): Stream.Stream<EngineEvent> =>
+  Stream.repeatEffectChunkOption(Effect.flatMap(takeEvents, (batch) =>
+    batch.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(batch))))

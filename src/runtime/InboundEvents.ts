@@ -4,7 +4,7 @@ import { mediaKey, MediaStore } from "./ports/MediaStore.js"
 import { type MediaRecord, type MessageExtras, type MessageRow, noExtras } from "./ports/store/MessageRepo.js"
 import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { Store, type Transactionally } from "./ports/store/Store.js"
-import { SessionRepo } from "./ports/store/SessionRepo.js"
+import { SessionRepo, type SessionRow } from "./ports/store/SessionRepo.js"
 import { ContactRepo } from "./ports/store/ContactRepo.js"
 import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
@@ -29,6 +29,11 @@ export interface IncomingMediaSettings {
 
 export interface InboundContext {
   readonly sessionId: string
+  /**
+   * The session's row as its connection began (read then, or by the restore): its identity and
+   * settings. `Ready` compares the account with it instead of reading the row again.
+   */
+  readonly linkedFrom: Option.Option<SessionRow>
   readonly media: IncomingMediaSettings
   /** Fetches a received message's media over the connection the event came on. */
   readonly downloadMedia: (media: InboundMedia) => Effect.Effect<Uint8Array, EngineError>
@@ -61,9 +66,9 @@ export const handleEngineEvent = (event: EngineEvent, context: InboundContext) =
       case "Ready": {
         const sessions = yield* SessionRepo
         const { phone, pushName, lid } = event.me
-        // Read from the repository's kept copy (the link has just read it); a reconnect of the
-        // same account changes nothing, and thousands of sessions restored at once write nothing.
-        const row = Option.getOrNull(yield* sessions.findById(context.sessionId))
+        // The row the link began with, not read again: a reconnect of the same account changes
+        // nothing, and thousands of sessions restored at once neither read nor write.
+        const row = Option.getOrNull(context.linkedFrom)
         if (row !== null && (row.phone !== phone || row.pushName !== pushName || row.lid !== lid)) {
           yield* sessions.patch(context.sessionId, { phone, pushName, lid })
         }

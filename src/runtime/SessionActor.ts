@@ -1,9 +1,9 @@
-import { Cause, type Chunk, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref, Sink, Stream, SubscriptionRef } from "effect"
+import { Cause, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
 import { untilStoreIsBack } from "./storeOutage.js"
-import { SessionRepo } from "./ports/store/SessionRepo.js"
+import { SessionRepo, type SessionRow } from "./ports/store/SessionRepo.js"
 import { GroupCommit } from "./ports/store/GroupCommit.js"
 import { Conflict, type EngineCallError, toApiError } from "../domain/Errors.js"
 import { Events } from "./Events.js"
@@ -13,6 +13,8 @@ import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./
 import { Engine } from "./Engine.js"
 import { applyReceipts, handleEngineEvent, type IncomingMediaSettings, type Receipt } from "./InboundEvents.js"
 import { makeOutbound } from "./OutboundSender.js"
+import { makeReadyConnection } from "./ReadyConnection.js"
+import { makeWatchedState, type WatchedState } from "./WatchedState.js"
 import type { PacingSettings } from "../domain/Settings.js"
 import { driverWhenNeeded, reconnectSchedule } from "./ReconnectPolicy.js"
 import { settingsOrDefault } from "../domain/SessionSettings.js"
@@ -81,7 +83,7 @@ export const useConnection = <A>(
 export interface SessionActorHandle {
   readonly sessionId: string
   readonly mailbox: Mailbox.Mailbox<ActorCommand>
-  readonly state: SubscriptionRef.SubscriptionRef<ActorState>
+  readonly state: WatchedState<ActorState>
   /** Accepted sends waiting in the outbound lane (the one going out included). */
   readonly queuedSends: Ref.Ref<number>
 }
@@ -91,7 +93,7 @@ export const makeHandle = (sessionId: string, status: SessionStatus, lastError: 
     return {
       sessionId,
       mailbox: yield* Mailbox.make<ActorCommand>(),
-      state: yield* SubscriptionRef.make<ActorState>({ status, qr: Option.none(), lastError }),
+      state: makeWatchedState<ActorState>({ status, qr: Option.none(), lastError }),
       queuedSends: yield* Ref.make(0)
     } satisfies SessionActorHandle
   })
@@ -122,9 +124,21 @@ export interface ActorSettings {
  * session is ready. Returns when the session reaches a status in which it no longer runs
  * (`stopped`, `logged_out`, `failed`). Every status change is persisted, then published.
  */
-export const runSessionActor = (handle: SessionActorHandle, { media, pacing, reconnect }: ActorSettings) =>
+export const runSessionActor = (
+  handle: SessionActorHandle,
+  { media, pacing, reconnect }: ActorSettings,
+  /**
+   * The session's row as whoever started the actor just read it (a restore reads them all at
+   * once): its first connection takes the proxy and settings from it instead of reading it
+   * again. Later connections (a reconnect, a Restart) read it afresh.
+   */
+  startedFrom?: SessionRow
+) =>
   Effect.gen(function*() {
     const { sessionId, mailbox, state, queuedSends } = handle
+    // For the scope's life (its children inherit it) rather than around it: the same, without
+    // the frames `annotateLogs` would hold on the fiber's stack for as long as the session runs.
+    yield* Effect.annotateLogsScoped({ sessionId })
     const engine = yield* Engine
     const sessions = yield* SessionRepo
     const messages = yield* MessageRepo
@@ -134,7 +148,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     /** The open connection, ready or not (pairing codes and logout need it early). */
     const connection = yield* Ref.make(Option.none<EngineConnection>())
     /** The connection while it is ready: what the outbound lane waits for. */
-    const readyConnection = yield* SubscriptionRef.make(Option.none<EngineConnection>())
+    const readyConnection = makeReadyConnection()
 
     const lookupSent = (engineMessageId: string) =>
       Effect.map(
@@ -170,7 +184,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
 
     const recordStatus = (next: SessionStatus, error?: Omit<LastError, "at">) =>
       Effect.gen(function*() {
-        const previous = yield* SubscriptionRef.get(state)
+        const previous = yield* state.get
         if (previous.status === next && error === undefined) return
         const lastError = error === undefined ? previous.lastError : { ...error, at: yield* nowIso }
         // A session that ends (stopped, logged out, failed) stays ended across reboots.
@@ -187,22 +201,23 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
             reason: error?.code ?? null
           }, at))
         ))
-        yield* SubscriptionRef.set(state, {
+        yield* state.set({
           status: next,
           qr: next === "qr_ready" ? previous.qr : Option.none(),
           lastError
         })
       })
 
-    const onEvent = (conn: EngineConnection, readySince: Ref.Ref<Option.Option<number>>) => (event: EngineEvent) =>
+    const onEvent = (conn: EngineConnection, readySince: Ref.Ref<Option.Option<number>>, linkedFrom: Option.Option<SessionRow>) => (event: EngineEvent) =>
       handleEngineEvent(event, {
         sessionId,
+        linkedFrom,
         media,
         downloadMedia: conn.downloadMedia,
         setStatus,
         showQr: (qr) =>
           Effect.zipRight(
-            SubscriptionRef.update(state, (s) => ({ ...s, qr: Option.some(qr) })),
+            state.update((s) => ({ ...s, qr: Option.some(qr) })),
             Effect.zipRight(
               setStatus("qr_ready"),
               Effect.flatMap(DateTime.nowAsDate, (at) =>
@@ -212,7 +227,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         markReady: Effect.all([
           Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(readySince, Option.some(now))),
           setStatus("ready"),
-          SubscriptionRef.set(readyConnection, Option.some(conn))
+          readyConnection.set(Option.some(conn))
         ], { discard: true }),
         rejectCall: (callId, from) => conn.calls.reject(callId, from),
         setOnline: conn.presence.set({ state: "online" }),
@@ -224,7 +239,10 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     /** One connection, from connect to close. Never fails: a failed connect is an outcome too. */
     const linkOnce = Effect.scoped(
       Effect.gen(function*() {
-        const row = yield* untilStoreIsBack(sessions.findById(sessionId), "reading the session's proxy and settings")
+        const row = startedFrom === undefined
+          ? yield* untilStoreIsBack(sessions.findById(sessionId), "reading the session's proxy and settings")
+          : Option.some(startedFrom)
+        startedFrom = undefined
         const proxyUrl = Option.flatMapNullable(row, (session) => session.proxyUrl)
         const settings = settingsOrDefault(Option.getOrNull(row)?.settings ?? null)
         const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl, lookupSent, lookupPoll, settings }))
@@ -236,20 +254,21 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
         // Published at once: pairing codes and logout need the connection before it is ready.
         yield* Ref.set(connection, Option.some(conn))
         yield* Effect.addFinalizer(() =>
-          Effect.zipRight(Ref.set(connection, Option.none()), SubscriptionRef.set(readyConnection, Option.none()))
+          Effect.zipRight(Ref.set(connection, Option.none()), readyConnection.set(Option.none()))
         )
         const readySince = yield* Ref.make(Option.none<number>())
         let reason: CloseReason = { kind: "retry", code: "CONNECTION_ENDED", message: "the connection ended without a reason" }
-        const handle = onEvent(conn, readySince)
+        const handle = onEvent(conn, readySince, row)
         /**
          * The events waiting when the consumer comes round, in order up to `Closed`: receipts
          * next to each other go in one transaction (see `applyReceipts`), anything else alone.
+         * False once the connection has ended.
          */
-        const takeEvents = (events: Chunk.Chunk<EngineEvent>) =>
+        const handleEvents = (events: ReadonlyArray<EngineEvent>) =>
           Effect.suspend(() => {
             // Receipts in a row become one array; any other event stays as it is.
             const units: Array<Array<Receipt> | EngineEvent> = []
-            let open = true
+            let open = events.length > 0
             for (const event of events) {
               if (event._tag === "Closed") {
                 reason = event.reason
@@ -269,8 +288,10 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
               open
             )
           })
-        // One consumer stage, for a session idles in it while connected.
-        yield* Stream.run(conn.events, Sink.forEachChunkWhile(takeEvents))
+        // A plain loop, for a session idles in it while connected: no stream machinery per session.
+        while (yield* Effect.flatMap(conn.takeEvents, handleEvents)) {
+          // handleEvents did the work
+        }
         const since = yield* Ref.get(readySince)
         const now = yield* Clock.currentTimeMillis
         const wasHealthy = Option.isSome(since) && now - since.value >= Duration.toMillis(reconnect.healthyAfter)
@@ -342,7 +363,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
     ) =>
       Effect.gen(function*() {
         const conn = yield* Ref.get(connection)
-        const { status } = yield* SubscriptionRef.get(state)
+        const { status } = yield* state.get
         const usable = Option.isNone(conn) || status !== required
           ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `the session is ${status}; this needs it ${required}` }))
           : Effect.succeed(conn.value)
@@ -390,7 +411,7 @@ export const runSessionActor = (handle: SessionActorHandle, { media, pacing, rec
 
     yield* commandLoop
     yield* refuseRemaining(mailbox)
-  }).pipe(Effect.scoped, Effect.annotateLogs("sessionId", handle.sessionId))
+  }).pipe(Effect.scoped)
 
 /** The account is no longer linked: its credentials and the identity they carried are gone. */
 export const unlinkSession = (sessionId: string) =>

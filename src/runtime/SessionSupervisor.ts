@@ -14,7 +14,6 @@ import {
   Option,
   Ref,
   Stream,
-  SubscriptionRef,
   SynchronizedRef
 } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
@@ -150,16 +149,19 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
     const messages = yield* MessageRepo
     const transactionally = (yield* Store).transactionally
     const fibers = yield* FiberMap.make<string>()
+    /**
+     * The handles of the running actors. One Map, changed in place under the SynchronizedRef
+     * (which serialises the changes): a copy per start would cost O(n²) over a restore of
+     * thousands. Readers take it as it is at that moment, as they would a snapshot.
+     */
     const handles = yield* SynchronizedRef.make(new Map<string, SessionActorHandle>())
 
     const handleOf = (sessionId: string) => Effect.map(SynchronizedRef.get(handles), (map) => Option.fromNullable(map.get(sessionId)))
 
     const forget = (handle: SessionActorHandle) =>
       SynchronizedRef.update(handles, (map) => {
-        if (map.get(handle.sessionId) !== handle) return map
-        const next = new Map(map)
-        next.delete(handle.sessionId)
-        return next
+        if (map.get(handle.sessionId) === handle) map.delete(handle.sessionId)
+        return map
       })
 
     /**
@@ -172,7 +174,7 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
         const at = new Date(yield* Clock.currentTimeMillis).toISOString()
         const message = Cause.pretty(cause).split("\n")[0] ?? "unknown defect"
         const lastError = { code: "ACTOR_CRASHED", message, at }
-        yield* SubscriptionRef.update(handle.state, (state) => ({ ...state, lastError }))
+        yield* handle.state.update((state) => ({ ...state, lastError }))
         yield* sessions.update(handle.sessionId, { lastError }).pipe(
           Effect.catchTag("StoreUnavailable", (outage) => Effect.logWarning("the crash could not be stored", outage.message))
         )
@@ -182,20 +184,31 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
      * Runs the actor until it ends on its own; a crash (a defect, never an interruption)
      * restarts it with backoff, and a crash after a long healthy run restarts it quickly.
      */
-    const supervise = (handle: SessionActorHandle) =>
+    const supervise = (handle: SessionActorHandle, startedFrom?: SessionRow) =>
       Effect.gen(function*() {
         const backoff = driverWhenNeeded(() => actorRestartSchedule)
         while (true) {
           const startedAt = yield* Clock.currentTimeMillis
-          const exit = yield* Effect.exit(runSessionActor(handle, settings))
+          const exit = yield* Effect.exit(runSessionActor(handle, settings, startedFrom))
+          // A restarted actor reads its row afresh.
+          startedFrom = undefined
           if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return
           yield* recordCrash(handle, exit.cause)
           if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(HEALTHY_RUN)) yield* backoff.reset
           yield* backoff.next(undefined)
         }
-      // The supervisor's own services, not merged with the caller's (a request, the restore):
-      // one context shared by every actor instead of a merged copy held by each.
-      }).pipe(Effect.ensuring(forget(handle)), Effect.mapInputContext((_: Context.Context<never>) => context))
+      }).pipe(Effect.ensuring(forget(handle)))
+
+    /**
+     * Starts the actor's fiber. It runs on the supervisor's own services, not merged with the
+     * caller's (a request, the restore): one context shared by every actor instead of a merged
+     * copy held by each. Given to the fork rather than provided inside the actor, where it would
+     * hold frames on the fiber's stack for as long as the session runs.
+     */
+    const runActor = (handle: SessionActorHandle, startedFrom: SessionRow) =>
+      FiberMap.run(fibers, handle.sessionId, supervise(handle, startedFrom)).pipe(
+        Effect.mapInputContext((_: Context.Context<never>) => context)
+      )
 
     const start = (sessionId: string) =>
       SynchronizedRef.updateEffect(handles, (map) =>
@@ -205,8 +218,8 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           if (Option.isNone(row)) return map
           yield* sessions.update(sessionId, { desiredRunning: true })
           const handle = yield* makeHandle(sessionId, row.value.status, row.value.lastError)
-          yield* FiberMap.run(fibers, sessionId, supervise(handle))
-          return new Map(map).set(sessionId, handle)
+          yield* runActor(handle, row.value)
+          return map.set(sessionId, handle)
         }))
 
     const restoreRemaining = yield* Ref.make(0)
@@ -256,13 +269,13 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
           map.has(row.id) || withdrawn.has(row.id)
             ? Effect.succeed([Option.none<SessionActorHandle>(), map] as const)
             : Effect.map(makeHandle(row.id, "initializing", row.lastError), (made) =>
-              [Option.some(made), new Map(map).set(row.id, made)] as const))
+              [Option.some(made), map.set(row.id, made)] as const))
         if (Option.isNone(handle)) return
         // Waiting before the actor starts: its first status change cannot come too early.
         const pastConnecting = yield* Deferred.make<void>()
         connecting.set(row.id, pastConnecting)
         const timer = setTimeout(() => Deferred.unsafeDone(pastConnecting, Exit.void), RESTORE_SETTLE_WAIT_MS)
-        yield* FiberMap.run(fibers, row.id, supervise(handle.value))
+        yield* runActor(handle.value, row)
         yield* Deferred.await(pastConnecting).pipe(Effect.ensuring(Effect.sync(() => {
           clearTimeout(timer)
           connecting.delete(row.id)
@@ -410,8 +423,9 @@ export const makeSessionSupervisor = (settings: ActorSettings) =>
       outgoing: Effect.gen(function*() {
         const ready: Array<string> = []
         let queued = 0
-        for (const handle of (yield* SynchronizedRef.get(handles)).values()) {
-          if ((yield* SubscriptionRef.get(handle.state)).status !== "ready") continue
+        // A copy: the map changes while this waits on the actors' states.
+        for (const handle of Array.from((yield* SynchronizedRef.get(handles)).values())) {
+          if ((yield* handle.state.get).status !== "ready") continue
           ready.push(handle.sessionId)
           queued += (yield* Ref.get(handle.queuedSends)) + mailboxDepth(handle)
         }

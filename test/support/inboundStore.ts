@@ -1,4 +1,4 @@
-import { Chunk, Effect, Layer, Ref, Stream } from "effect"
+import { Chunk, Effect, Layer, Option, Ref, Stream } from "effect"
 import type { DomainEvent } from "../../src/domain/Events.js"
 import type { InboundContext } from "../../src/runtime/InboundEvents.js"
 import { storeFromSettings } from "../../src/app/App.js"
@@ -49,6 +49,7 @@ export const withSessionStore = (
  */
 export const inboundContext = (overrides: Partial<InboundContext> = {}): InboundContext => ({
   sessionId: "s1",
+  linkedFrom: Option.none(),
   media: { incoming: "store", maxBytes: 1024, keepRevoked: false },
   downloadMedia: () => Effect.die("no media in this test"),
   setStatus: () => Effect.void,

@@ -15,7 +15,9 @@ import {
   EngineError,
   EngineEvent,
   type ReactCommand,
-  type SendCommand
+  type SendCommand,
+  streamOfEvents,
+  takeEventsFrom
 } from "../../Engine.js"
 import { Cache, type CacheService } from "../../ports/Cache.js"
 import { bestEffort } from "../../bestEffort.js"
@@ -312,8 +314,13 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
       Effect.forkScoped
     )
 
+    // As many as are waiting, as a stream's chunk took them (Effect's default chunk size).
+    const takeEvents = takeEventsFrom(events, 4096)
     return {
-      events: Stream.fromQueue(events).pipe(Stream.takeUntil((event) => event._tag === "Closed")),
+      takeEvents,
+      get events() {
+        return streamOfEvents(takeEvents)
+      },
       send: (command) => send(sock, command),
       react: (command) => react(sock, command),
       downloadMedia: (media) => downloadMedia(socketTransfer(sock, agents.dispatcher), media),

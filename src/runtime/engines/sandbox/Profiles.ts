@@ -29,7 +29,10 @@ export const profilesOf = (switchboard: Switchboard, directory: Directory, pictu
 
   /** The session's identity as it shows itself when it connects: with the name it chose. */
   const meOf = (sessionId: string): Effect.Effect<Me> =>
-    Effect.map(profileOf(sessionId), (profile) => ({ ...sandboxMeOf(sessionId), pushName: nameOf(sessionId, profile) }))
+    Effect.map(profileOf(sessionId), (profile) => {
+      const me = sandboxMeOf(sessionId)
+      return { ...me, pushName: profile.name ?? me.pushName }
+    })
 
   /** The session of a person (`…@c.us`), if one has their phone. */
   const ownerOf = (personId: string) => Effect.map(sessionsOf([personId]), (found) => Option.fromNullable(found[0]?.sessionId))

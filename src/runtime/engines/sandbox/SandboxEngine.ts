@@ -1,7 +1,7 @@
 import type { StoreUnavailable } from "../../../domain/Errors.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
 import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
-import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent } from "../../Engine.js"
+import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent, streamOfEvents } from "../../Engine.js"
 import { newPairingCode, newQrRef, newSandboxMessageId } from "./identity.js"
 import { type SandboxLine, SandboxNetwork } from "./SandboxNetwork.js"
 import { CallSimulator } from "../../ports/CallSimulator.js"
@@ -76,7 +76,10 @@ const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }:
     yield* Effect.forkScoped(lifecycle)
 
     return {
-      events: line.events,
+      takeEvents: line.takeEvents,
+      get events() {
+        return streamOfEvents(line.takeEvents)
+      },
       send: line.send,
       react: line.react,
       downloadMedia: line.downloadMedia,

@@ -1,4 +1,4 @@
-import { Cause, Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, HashMap, Layer, Option, Queue, Ref, Scope } from "effect"
 import type { Me } from "../../../domain/Session.js"
 import type { MediaStore } from "../../ports/MediaStore.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
@@ -8,7 +8,8 @@ import {
   type EngineEvent,
   type InboundMedia,
   type ReactCommand,
-  type SendCommand
+  type SendCommand,
+  takeEventsFrom
 } from "../../Engine.js"
 import type { ChannelOperations, ContactOperations, GroupOperations, LabelOperations } from "../../EngineDirectory.js"
 import type { MessageActionOperations, PresenceOperations } from "../../EngineMessageActions.js"
@@ -63,10 +64,10 @@ export interface SandboxFaults {
 export interface SandboxLine {
   readonly me: Me
   /**
-   * Ends after a `Closed` event, or when the connection's scope closes. Pulling a message or a
-   * receipt from it is what tells the network the session has it (see `attach`).
+   * The next event (see `EngineConnection.takeEvents`), one at a time. Taking a message or a
+   * receipt is what tells the network the session has it (see `attach`).
    */
-  readonly events: Stream.Stream<EngineEvent>
+  readonly takeEvents: Effect.Effect<ReadonlyArray<EngineEvent>>
   /** Emits a linking event (`Qr`, `Authenticating`) unless the line has been closed meanwhile. */
   readonly emit: (event: EngineEvent) => Effect.Effect<void>
   /** Logged in: emits `Ready`, then everything held for the session that its consumer has not taken yet. */
@@ -121,33 +122,11 @@ export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<Sa
     Layer.scoped(SandboxNetwork, make(options))
 }
 
-/**
- * A line's events, one at a time, each released (`pulled`) as it is handed over; ends after
- * `Closed`. One stream stage rather than a pipeline of them: a session idles inside this for
- * as long as it is connected, and each stage would hold its own machinery per session.
- */
-const eventsOf = (inbox: Queue.Dequeue<EngineEvent>, pulled: (event: EngineEvent) => Effect.Effect<void>) =>
-  Stream.suspend(() => {
-    let closed = false
-    return Stream.repeatEffectOption(Effect.suspend(() =>
-      closed ? Effect.fail(Option.none()) : Effect.tap(takeOrEnd(inbox), (event) => {
-        closed = event._tag === "Closed"
-        return pulled(event)
-      })
-    ))
-  })
-
 /** `make()`, the first time it is asked for. */
 const once = <A>(make: () => A): () => A => {
   let made: { readonly value: A } | undefined
   return () => (made ??= { value: make() }).value
 }
-
-/** The next event; the end of the stream once the inbox is shut down (the line left the network). */
-const takeOrEnd = (inbox: Queue.Dequeue<EngineEvent>) =>
-  Effect.catchAllCause(Queue.take(inbox), (cause) =>
-    Effect.flatMap(Queue.isShutdown(inbox), (down) =>
-      down && Cause.isInterruptedOnly(cause) ? Effect.fail(Option.none()) : Effect.failCause(cause)))
 
 const connectionLost: CloseReason = {
   kind: "retry",
@@ -242,9 +221,9 @@ const make = (options: SandboxNetworkOptions) =>
               Effect.zipRight(Queue.shutdown(inbox))
             )
         )
-        // "The session has it" is decided here, at the stream: the tap runs when the consumer
-        // pulls an element, just before the element is handed to it, and a sequential consumer
-        // (the session actor's runForEach) finishes one element before it pulls the next. Until
+        // "The session has it" is decided here, when the consumer takes an event: `pulled` runs
+        // just before the event is handed to it, and a sequential consumer (the session actor)
+        // finishes one event before it takes the next. Until
         // then the event stays held, so whatever is left in the inbox when the line closes, the
         // actor is interrupted or the process dies is offered again when the session is next
         // Ready. The window that remains: an event pulled (released, `delivered` scheduled) but
@@ -264,7 +243,8 @@ const make = (options: SandboxNetworkOptions) =>
         return {
           me,
           awaitClosed: Deferred.await(closed),
-          events: eventsOf(inbox, pulled),
+          // One at a time: an event is released only once the consumer is done with the one before.
+          takeEvents: takeEventsFrom(inbox, 1, pulled),
           emit: (event) => serialized(switchboard.emitIfLive(line, event)),
           becomeReady: serialized(Effect.zipRight(switchboard.becomeReady(line), presence.connectionChanged(sessionId))),
           close: (reason) => serialized(switchboard.close(line, reason)),

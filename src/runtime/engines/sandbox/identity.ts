@@ -18,32 +18,29 @@ export const echoPrefix = "1555000"
 const digestNumber = (label: string, sessionId: string): bigint =>
   BigInt("0x" + createHash("sha256").update(`${label}:${sessionId}`).digest("hex").slice(0, 16))
 
-/** The phones worked out so far: the network asks for a session's phone on every send. */
-const phones = new Map<string, string>()
+/**
+ * The identities worked out so far: the network asks for a session's phone on every send, and
+ * for its whole identity each time it connects (two sha256 digests and BigInt arithmetic).
+ */
+const identities = new Map<string, Me>()
 
 /** `"999"` + 9 digits derived from sha256(sessionId). */
-export const sandboxPhoneOf = (sessionId: string): string => {
-  let phone = phones.get(sessionId)
-  if (phone === undefined) {
-    phone = sandboxCountryCode + (digestNumber("phone", sessionId) % 1_000_000_000n).toString().padStart(9, "0")
-    if (phones.size >= 100_000) phones.clear()
-    phones.set(sessionId, phone)
-  }
-  return phone
-}
+export const sandboxPhoneOf = (sessionId: string): string => sandboxMeOf(sessionId).phone
 
 /** A 14-digit lid: WhatsApp's privacy id is unrelated to the phone number, so it is derived apart. */
 const sandboxLidOf = (sessionId: string): string =>
   (10_000_000_000_000n + (digestNumber("lid", sessionId) % 90_000_000_000_000n)).toString()
 
+/** The session's identity on the sandbox network, with the name it has until it chooses one. */
 export const sandboxMeOf = (sessionId: string): Me => {
-  const phone = sandboxPhoneOf(sessionId)
-  return {
-    id: `${phone}@c.us`,
-    phone,
-    lid: `${sandboxLidOf(sessionId)}@lid`,
-    pushName: `Sandbox ${phone.slice(-4)}`
+  let me = identities.get(sessionId)
+  if (me === undefined) {
+    const phone = sandboxCountryCode + (digestNumber("phone", sessionId) % 1_000_000_000n).toString().padStart(9, "0")
+    me = { id: `${phone}@c.us`, phone, lid: `${sandboxLidOf(sessionId)}@lid`, pushName: `Sandbox ${phone.slice(-4)}` }
+    if (identities.size >= 100_000) identities.clear()
+    identities.set(sessionId, me)
   }
+  return me
 }
 
 export const isEchoPhone = (phone: string): boolean => phone.startsWith(echoPrefix)
