@@ -262,6 +262,43 @@ for (const backend of storeBackends("store.test.ts")) {
           expect(yield* messages.updateStatusByEngineId(sessionId, "E-3", "sent", "2024-02-01T00:00:10.000Z")).toEqual(Option.none())
         }))
 
+      it.effect("messages: receipts applied together move each message as one after another would", () =>
+        Effect.gen(function*() {
+          const { id: sessionId } = yield* insertSession()
+          const messages = yield* MessageRepo
+          for (const id of ["r-1", "r-2", "r-3"]) yield* messages.insert(message(sessionId, id, { engineMessageId: `E-${id}` }))
+          // Two rows with one engine id: a receipt moves the first, as `findByEngineId` reads it.
+          yield* messages.insert(message(sessionId, "r-twin", { engineMessageId: "E-r-1", createdAt: "2024-02-01T00:00:01.000Z" }))
+          const at = "2024-02-01T00:00:09.000Z"
+          const moves = yield* messages.updateStatusesByEngineId(sessionId, [
+            { engineMessageId: "E-r-1", status: "sent" },
+            { engineMessageId: "E-r-2", status: "read" },
+            { engineMessageId: "E-r-1", status: "delivered" },
+            { engineMessageId: "E-r-1", status: "sent" },
+            { engineMessageId: "E-unknown", status: "sent" },
+            { engineMessageId: "E-r-3", status: "failed", error: { code: "E", message: "no" } }
+          ], at)
+          expect(moves.map((move) => Option.map(move, ({ previousStatus, row }) => [row.id, previousStatus, row.status]))).toEqual([
+            Option.some(["r-1", "pending", "sent"]),
+            Option.some(["r-2", "pending", "read"]),
+            Option.some(["r-1", "sent", "delivered"]),
+            Option.none(),
+            Option.none(),
+            Option.some(["r-3", "pending", "failed"])
+          ])
+          const lifeOf = (id: string) =>
+            Effect.map(messages.findById(sessionId, id), (found) =>
+              Option.map(found, (m) => [m.status, m.ack, m.error, m.statusHistory.map((h) => h.status).join(">")]))
+          expect(yield* lifeOf("r-1")).toEqual(Option.some(["delivered", 2, null, "pending>sent>delivered"]))
+          expect(yield* lifeOf("r-2")).toEqual(Option.some(["read", 3, null, "pending>read"]))
+          expect(yield* lifeOf("r-3")).toEqual(Option.some(["failed", -1, { code: "E", message: "no" }, "pending>failed"]))
+          expect(yield* lifeOf("r-twin")).toEqual(Option.some(["pending", 0, null, "pending"]))
+          // What message.sent carries for each, read together, is each message as stored then.
+          const [first, second] = yield* messages.leftPendingAll([Option.getOrThrow(moves[1]!), Option.getOrThrow(moves[5]!)])
+          expect(first).toEqual(Option.getOrThrow(yield* messages.findById(sessionId, "r-2")))
+          expect(second).toEqual(Option.getOrThrow(yield* messages.findById(sessionId, "r-3")))
+        }))
+
       it.effect("messages: list is newest first, filtered, and pages root records (rule 11)", () =>
         Effect.gen(function*() {
           const { id: sessionId } = yield* insertSession()

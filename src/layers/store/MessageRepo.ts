@@ -1,4 +1,10 @@
-import { type MessageError, MessageRepo, type MessageRow, type StatusTransition } from "../../runtime/ports/store/MessageRepo.js"
+import {
+  type MessageError,
+  MessageRepo,
+  type MessageRow,
+  type StatusReceipt,
+  type StatusTransition
+} from "../../runtime/ports/store/MessageRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
@@ -36,6 +42,36 @@ const usualPredecessor: Record<MessageStatus, MessageStatus | undefined> = {
   delivered: "sent",
   read: "delivered",
   played: "read"
+}
+
+/**
+ * Receipts cut, in order, into runs in which no message is named twice: each run can be applied
+ * all at once, and the runs one after another keep the order of a message's receipts.
+ */
+const runsOfDistinctMessages = (receipts: ReadonlyArray<StatusReceipt>): Array<Array<StatusReceipt>> => {
+  const runs: Array<Array<StatusReceipt>> = []
+  let named = new Set<string>()
+  for (const receipt of receipts) {
+    if (runs.length === 0 || named.has(receipt.engineMessageId)) {
+      runs.push([])
+      named = new Set()
+    }
+    named.add(receipt.engineMessageId)
+    runs[runs.length - 1]!.push(receipt)
+  }
+  return runs
+}
+
+/** Receipts of a run that move their messages alike (same status, same error): one UPDATE each. */
+const alikeMoves = (run: ReadonlyArray<StatusReceipt>) => {
+  const groups = new Map<string, { status: MessageStatus; error: MessageError | undefined; engineMessageIds: Array<string> }>()
+  for (const receipt of run) {
+    const key = `${receipt.status} ${toJsonColumn(receipt.error) ?? ""}`
+    const group = groups.get(key) ?? { status: receipt.status, error: receipt.error, engineMessageIds: [] }
+    group.engineMessageIds.push(receipt.engineMessageId)
+    groups.set(key, group)
+  }
+  return [...groups.values()]
 }
 
 /** A status move of the message `which` selects: what it was and the row after, if it moved. */
@@ -163,29 +199,97 @@ export const SqlMessageRepo = Layer.effect(
         advance(sql`id = ${id}`, status, at, error), allOrNothing)
 
     /** `updateStatus` for a network receipt, which names the message by its engine id: found and moved in one go. */
-    const updateStatusByEngineId = storeOperation(
-      (sessionId: string, engineMessageId: string, status: MessageStatus, at: string, error?: MessageError | undefined) =>
-        advance(sql`session_id = ${sessionId} AND engine_message_id = ${engineMessageId}`, status, at, error), allOrNothing)
+    const updateStatusByEngineId = (
+      sessionId: string,
+      engineMessageId: string,
+      status: MessageStatus,
+      at: string,
+      error?: MessageError | undefined
+    ) => Effect.map(updateStatusesByEngineId(sessionId, [{ engineMessageId, status, error }], at), (moves) => moves[0]!)
 
     /**
-     * A message that just left `pending` has in its history only its acceptance and this move,
-     * so only its reactions and poll votes are read to give its API form.
+     * One run of receipts (no message twice): for each kind of move, one compare-and-set from
+     * the status it usually follows, for all the run's messages at once (the row each would
+     * select: the first with that engine id), then one INSERT of their history. A receipt that
+     * did not take that way (out of order, repeated, for an unknown message) is decided alone,
+     * from the status read, as `advance` does: rare, and never an advance missed.
      */
-    const leftPending = storeOperation(
-      (transition: StatusTransition) =>
+    const advanceRun = (sessionId: string, run: ReadonlyArray<StatusReceipt>, at: string) =>
+      Effect.gen(function*() {
+        const moved = new Map<string, StatusTransition>()
+        for (const { engineMessageIds, error, status } of alikeMoves(run)) {
+          const usual = usualPredecessor[status]
+          if (usual === undefined) continue
+          const newError = error === undefined ? sql`error` : sql`${toJsonColumn(error)}`
+          const records = yield* sql<MessageRecord>`UPDATE messages
+            SET status = ${status}, ack = ${ackOf[status]}, error = ${newError}, updated_at = ${at}
+            WHERE session_id = ${sessionId} AND engine_message_id IN ${sql.in(engineMessageIds)} AND status = ${usual}
+              AND NOT EXISTS (SELECT 1 FROM messages earlier
+                WHERE earlier.session_id = messages.session_id AND earlier.engine_message_id = messages.engine_message_id
+                  AND (earlier.created_at < messages.created_at OR (earlier.created_at = messages.created_at AND earlier.id < messages.id)))
+            RETURNING *`
+          for (const record of records) moved.set(record.engine_message_id!, { previousStatus: usual, row: fromRecord(record) })
+        }
+        if (moved.size > 0) {
+          yield* sql`INSERT INTO message_status_history ${
+            sql.insert([...moved.values()].map(({ row }) => ({ message_id: row.id, status: row.status, at })))
+          }`
+        }
+        return yield* Effect.forEach(run, (receipt) => {
+          const transition = moved.get(receipt.engineMessageId)
+          return transition !== undefined
+            ? Effect.succeed(Option.some(transition))
+            : advanceFromCurrent(
+              sql`session_id = ${sessionId} AND engine_message_id = ${receipt.engineMessageId}`,
+              receipt.status,
+              at,
+              receipt.error
+            )
+        })
+      })
+
+    /**
+     * Receipts that came together (a chunk of a session's), in the few statements of a run each:
+     * on Postgres every statement waits its turn of a busy event loop, and a chunk of `sent`
+     * receipts was ~4 statements each.
+     */
+    const updateStatusesByEngineId = storeOperation(
+      (sessionId: string, receipts: ReadonlyArray<StatusReceipt>, at: string) =>
+        Effect.map(
+          Effect.forEach(runsOfDistinctMessages(receipts), (run) => advanceRun(sessionId, run, at)),
+          (runs) => runs.flat()
+        ),
+      allOrNothing
+    )
+
+    /**
+     * Messages that just left `pending` have in their history only their acceptance and this
+     * move, so only their reactions and poll votes are read (together) to give their API form.
+     */
+    const leftPendingAll = storeOperation(
+      (transitions: ReadonlyArray<StatusTransition>) =>
         Effect.gen(function*() {
-          const { row } = transition
+          if (transitions.length === 0) return []
+          const ids = transitions.map(({ row }) => row.id)
+          const withPolls = transitions.filter(({ row }) => row.poll !== null).map(({ row }) => row.id)
           const reactions = yield* sql<ReactionRecord>`SELECT message_id, from_id, emoji, at FROM message_reactions
-            WHERE message_id = ${row.id}`
-          const votes = row.poll === null
+            WHERE message_id IN ${sql.in(ids)}`
+          const votes = withPolls.length === 0
             ? []
-            : yield* sql<VoteRecord>`SELECT message_id, voter, options, at FROM poll_votes WHERE message_id = ${row.id}`
-          const history: Array<HistoryRecord> = [
-            { message_id: row.id, status: transition.previousStatus, at: row.createdAt },
-            { message_id: row.id, status: row.status, at: row.updatedAt }
-          ]
-          return toMessage(row, history, reactions, votes)
+            : yield* sql<VoteRecord>`SELECT message_id, voter, options, at FROM poll_votes WHERE message_id IN ${sql.in(withPolls)}`
+          return transitions.map(({ previousStatus, row }) => {
+            const history: Array<HistoryRecord> = [
+              { message_id: row.id, status: previousStatus, at: row.createdAt },
+              { message_id: row.id, status: row.status, at: row.updatedAt }
+            ]
+            const own = <R extends { readonly message_id: string }>(records: ReadonlyArray<R>) =>
+              records.filter((record) => record.message_id === row.id)
+            return toMessage(row, history, own(reactions), own(votes))
+          })
         }))
+
+    const leftPending = (transition: StatusTransition) =>
+      Effect.map(leftPendingAll([transition]), (messages) => messages[0]!)
 
     /**
      * Outbound messages accepted but not yet acknowledged by the network, to send after a
@@ -312,7 +416,9 @@ export const SqlMessageRepo = Layer.effect(
       list,
       updateStatus,
       updateStatusByEngineId,
+      updateStatusesByEngineId,
       leftPending,
+      leftPendingAll,
       listUnsent,
       countUnsent,
       countBySession

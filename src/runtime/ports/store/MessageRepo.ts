@@ -103,6 +103,13 @@ export interface MessageRow extends MessageExtras {
   readonly updatedAt: string
 }
 
+/** What a network receipt says of the message it names. */
+export interface StatusReceipt {
+  readonly engineMessageId: string
+  readonly status: MessageStatus
+  readonly error?: MessageError | undefined
+}
+
 /** A status change that took effect. */
 export interface StatusTransition {
   readonly previousStatus: MessageStatus
@@ -128,10 +135,21 @@ export class MessageRepo extends Context.Tag("switchboard/MessageRepo")<MessageR
     error?: MessageError | undefined
   ) => Effect.Effect<Option.Option<StatusTransition>, StoreUnavailable>
   /**
+   * `updateStatusByEngineId` for receipts in order, all at `at`: each one's transition, in the
+   * same order, as if they were applied one after another, in a few statements for them all.
+   */
+  readonly updateStatusesByEngineId: (
+    sessionId: string,
+    receipts: ReadonlyArray<StatusReceipt>,
+    at: string
+  ) => Effect.Effect<ReadonlyArray<Option.Option<StatusTransition>>, StoreUnavailable>
+  /**
    * The API form of a message a transition just took out of `pending` (what `message.sent`
    * carries), built from the transition without reading the message again.
    */
   readonly leftPending: (transition: StatusTransition) => Effect.Effect<Message, StoreUnavailable>
+  /** `leftPending` for several transitions, in the same order, reading their children together. */
+  readonly leftPendingAll: (transitions: ReadonlyArray<StatusTransition>) => Effect.Effect<ReadonlyArray<Message>, StoreUnavailable>
   readonly listUnsent: (sessionId: string) => Effect.Effect<MessageRow[], StoreUnavailable>
   readonly countUnsent: (sessionIds: readonly string[]) => Effect.Effect<number, StoreUnavailable>
   readonly countBySession: (sessionId: string) => Effect.Effect<number, StoreUnavailable>
