@@ -103,6 +103,7 @@ const openIdle = (sessionId: string) =>
     const connection = yield* engine.connect({ sessionId, auth: linkedAuth, proxyUrl: Option.none(), lookupSent: () => Effect.succeedNone, lookupPoll: () => Effect.succeedNone, settings: defaultSessionSettings("recent") }).pipe(Scope.extend(scope))
     const pull = yield* Stream.toPull(connection.events).pipe(Scope.extend(scope))
     return {
+      connection,
       pullOne: pull.pipe(Effect.map(Chunk.toReadonlyArray)),
       goOffline: Scope.close(scope, Exit.void)
     }
@@ -410,6 +411,26 @@ describe("held until the consumer takes it", () => {
       expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:delivered`)
       expect(yield* drained(bob)).toHaveLength(0)
       expect(yield* drained(alice)).toHaveLength(0)
+    }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
+
+  it.scoped("`sent` receipts waiting in a row are handed over in one chunk (one transaction for the session); anything else alone", () =>
+    Effect.gen(function*() {
+      const engine = yield* Engine
+      const alice = yield* openIdle("alice")
+      expect((yield* alice.pullOne).map((event) => event._tag)).toEqual(["Ready"])
+      const bob = yield* openReady("bob")
+      const toNobody = (text: string) =>
+        alice.connection.send({ engineMessageId: engine.newMessageId(), chatId: "447700900123@c.us", content: { type: "text", text } })
+      const first = yield* toNobody("one")
+      const second = yield* toNobody("two")
+      yield* TestClock.adjust(Duration.millis(1)) // their `sent` receipts are in alice's inbox
+      yield* bob.sendText(`${sandboxPhoneOf("alice")}@c.us`, "from bob")
+      const third = yield* toNobody("three")
+      yield* TestClock.adjust(Duration.millis(1))
+
+      expect((yield* alice.pullOne).map(statusOf)).toEqual([`${first.engineMessageId}:sent`, `${second.engineMessageId}:sent`])
+      expect(yield* alice.pullOne).toMatchObject([{ _tag: "MessageReceived", message: { text: "from bob" } }])
+      expect((yield* alice.pullOne).map(statusOf)).toEqual([`${third.engineMessageId}:sent`])
     }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
 
   it.scoped("keeps the held row while the event waits in a Ready line's inbox, and releases it when pulled", () =>

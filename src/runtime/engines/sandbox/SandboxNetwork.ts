@@ -122,6 +122,35 @@ export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<Sa
     Layer.scoped(SandboxNetwork, make(options))
 }
 
+/**
+ * A line's `takeEvents`: each event released (`pulled`) as it is handed over, `Closed` the last.
+ * One at a time, except `sent` receipts in a row, which go together (up to
+ * `SENT_RECEIPTS_PER_CHUNK`) so that the session applies them in one transaction (see
+ * `applyReceipts`): one at a time, a receipt is half a dozen round trips on Postgres, each
+ * waiting its turn of a busy event loop, and receipts fell behind the sends. Releasing a `sent`
+ * receipt before the session stored it loses nothing: until it is stored the message is
+ * `pending` in the gateway's Store, which sends it again after a restart, and the network's
+ * `resend` repeats the receipt. Any other event is handed over alone, released only as the
+ * session takes it.
+ */
+const takeEventsOf = (inbox: Queue.Dequeue<EngineEvent>, pulled: (event: EngineEvent) => Effect.Effect<void>) => {
+  /** Taken off the inbox, not yet handed over: still held by the network, as in the inbox. */
+  const waiting: Array<EngineEvent> = []
+  const refill = Effect.map(takeEventsFrom(inbox, SENT_RECEIPTS_PER_CHUNK), (events) => void waiting.push(...events))
+  return Effect.suspend(() =>
+    Effect.flatMap(waiting.length > 0 ? Effect.void : refill, () => {
+      let size = Math.min(waiting.length, 1)
+      if (size === 1 && isSentReceipt(waiting[0]!)) while (size < waiting.length && isSentReceipt(waiting[size]!)) size++
+      const handed = waiting.splice(0, size)
+      return Effect.as(Effect.forEach(handed, pulled, { discard: true }), handed)
+    })
+  )
+}
+
+const SENT_RECEIPTS_PER_CHUNK = 256
+
+const isSentReceipt = (event: EngineEvent) => event._tag === "MessageStatusChanged" && event.status === "sent"
+
 /** `make()`, the first time it is asked for. */
 const once = <A>(make: () => A): () => A => {
   let made: { readonly value: A } | undefined
@@ -243,8 +272,8 @@ const make = (options: SandboxNetworkOptions) =>
         return {
           me,
           awaitClosed: Deferred.await(closed),
-          // One at a time: an event is released only once the consumer is done with the one before.
-          takeEvents: takeEventsFrom(inbox, 1, pulled),
+          // An event is released only once the consumer is done with the one before.
+          takeEvents: takeEventsOf(inbox, pulled),
           emit: (event) => serialized(switchboard.emitIfLive(line, event)),
           becomeReady: serialized(Effect.zipRight(switchboard.becomeReady(line), presence.connectionChanged(sessionId))),
           close: (reason) => serialized(switchboard.close(line, reason)),
