@@ -47,7 +47,6 @@ import { killAllServers, type ServerProcess, startServer } from "./lib/processes
 import { bar, finishBenchmark, fmt, log, mb, numberFromEnv, ratio, since, storeFromEnv, table } from "./lib/report.js"
 import { openStoreReader, sentOrBeyond, settleAfter, total, waitUntilNonePending } from "./lib/storeReader.js"
 import { SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard } from "./lib/switchboard.js"
-import { gatewayNodeArgs } from "../test/support/gatewayEnv.js"
 
 const DURATION = numberFromEnv("BENCH_DURATION", 10)
 const WARMUP = numberFromEnv("BENCH_WARMUP", 2)
@@ -101,8 +100,6 @@ const reference = async (name: string, script: string, store: string | undefined
   const server = await startServer({
     name,
     script: path.join(referenceDir, script),
-    // The gateway's own node flags: the references are measured as the gateway runs.
-    nodeOptions: gatewayNodeArgs,
     env: { ...process.env, ...(store === undefined ? {} : { REFERENCE_STORE: store }) } as Record<string, string>,
     logFile: path.join(workDir, `${script}-${store === undefined ? "bare" : "insert"}.log`)
   })

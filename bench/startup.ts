@@ -16,7 +16,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { gatewayEnv, gatewayNodeArgs, mainScript } from "../test/support/gatewayEnv.js"
+import { gatewayEnv, mainScript } from "../test/support/gatewayEnv.js"
 
 const COUNTS = (process.env["BENCH_SESSIONS"] ?? "1000,5000").split(",").map(Number)
 const NODE_ARGS = (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
@@ -39,7 +39,7 @@ interface Running {
 
 const start = (dataDir: string, nodeArgs: ReadonlyArray<string> = []): Running => {
   const spawnedAt = performance.now()
-  const child = spawn(process.execPath, [...gatewayNodeArgs, ...nodeArgs, MAIN], { env: env(dataDir), stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [...nodeArgs, MAIN], { env: env(dataDir), stdio: ["ignore", "pipe", "pipe"] })
   let output = ""
   let baseUrl = ""
   const listening = new Promise<number>((resolve, reject) => {

@@ -3,7 +3,6 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
 import { tempDir } from "./support/gateway.js"
-import { gatewayNodeArgs } from "./support/gatewayEnv.js"
 import { useGatewayProcesses } from "./support/process.js"
 
 /**
@@ -48,11 +47,6 @@ const loadedBackends = (urls: ReadonlyArray<string>) =>
   Object.entries(backends).filter(([, pattern]) => urls.some((url) => pattern.test(url))).map(([name]) => name)
 
 describe("starting the built gateway", () => {
-  it("is what npm start runs, with the same node flags as the tests and benches", () => {
-    const { scripts } = JSON.parse(fs.readFileSync("package.json", "utf8")) as { scripts: Record<string, string> }
-    expect(scripts["start"]).toBe(["node", ...gatewayNodeArgs, "dist/bundle/main.js"].join(" "))
-  })
-
   it("on the embedded defaults with the sandbox engine, loads none of the other backends", async () => {
     const urls = await loadedToStart({ ENGINE: "sandbox" })
     expect(urls.some((url) => url.endsWith("/dist/bundle/main.js")), "the log saw the gateway start").toBe(true)

@@ -6,7 +6,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { gatewayEnv, gatewayNodeArgs, mainScript } from "../../test/support/gatewayEnv.js"
+import { gatewayEnv, mainScript } from "../../test/support/gatewayEnv.js"
 import type { RunningServer } from "../../test/support/servers/common.js"
 import { cleanUpAtExit, killAllServers, type ServerProcess, startServer } from "../lib/processes.js"
 import { API_KEY, log, LOG_LEVEL } from "./settings.js"
@@ -39,7 +39,6 @@ export const startRunner = (name: string, dir: string, env: Record<string, strin
   return startServer({
     name,
     script: mainScript,
-    nodeOptions: gatewayNodeArgs,
     env: gatewayEnv({ DATA_DIR: dataDir, API_KEY, LOG_LEVEL, ...env }),
     logFile: path.join(dir, `${name}.log`)
   })

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { gatewayEnv, gatewayNodeArgs, mainScript } from "../../test/support/gatewayEnv.js"
+import { gatewayEnv, mainScript } from "../../test/support/gatewayEnv.js"
 import { type ServerProcess, startServer } from "./processes.js"
 
 export const API_KEY = `sb_bench_${randomBytes(16).toString("hex")}`
@@ -49,7 +49,6 @@ export const startSwitchboard = async (dir: string, options: { databaseUrl?: str
   const process = await startServer({
     name: "switchboard",
     script: mainScript,
-    nodeOptions: gatewayNodeArgs,
     env: gatewayEnv({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, API_KEY, LOG_LEVEL: options.logLevel ?? "Warn", LOG_FORMAT: "pretty" }),
     logFile: path.join(dir, "switchboard.log"),
     killAfterMs: 40_000 // its SHUTDOWN_TIMEOUT_MS is 30 s: a SIGKILL before that says nothing

@@ -8,14 +8,6 @@ import { fileURLToPath } from "node:url"
 
 export const mainScript = fileURLToPath(new URL("../../dist/bundle/main.js", import.meta.url))
 
-/**
- * The node flags the gateway runs with, as `npm start` gives them (package.json; a test holds
- * the two the same). A young generation of 32 MB instead of 16: Effect allocates many
- * short-lived objects per request, and half as many scavenges take 10–20 % off the CPU of a
- * send (bench/README.md, *Start-up*), for up to ~50 MB more RSS under load.
- */
-export const gatewayNodeArgs: ReadonlyArray<string> = ["--max-semi-space-size=32"]
-
 /** Every setting the gateway reads; none is inherited from the environment of the parent. */
 const gatewayVariables = /^(PORT|DASHBOARD_PORT|HOST|DATA_DIR|DATABASE_URL|ENGINE|API_KEY|SANDBOX_.*|MEDIA_.*|INCOMING_MEDIA|WEBHOOK_.*|EVENT_RETENTION_HOURS|RECONNECT_.*|SEND_RATE_PER_MINUTE|OUTBOUND_BACKLOG_MAX|RATE_LIMIT_PER_MINUTE|ALLOWED_CIDRS|TRUSTED_PROXIES|METRICS_TOKEN|AUDIT_RETENTION_DAYS|SHUTDOWN_TIMEOUT_MS|BODY_MAX_BYTES|CACHE_URL|LOG_LEVEL|LOG_FORMAT|CLUSTER|CLUSTER_.*)$/
 

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { afterAll } from "vitest"
 import { makeCall, TEST_KEY, type TestGateway } from "./gateway.js"
-import { gatewayEnv, gatewayNodeArgs, mainScript } from "./gatewayEnv.js"
+import { gatewayEnv, mainScript } from "./gatewayEnv.js"
 
 /**
  * The gateway as an operator runs it: `node dist/bundle/main.js` in a child process, configured by
@@ -82,7 +82,7 @@ const startOnce = (options: SpawnOptions): Promise<GatewayProcess> => {
   // No gateway setting is inherited from the environment of the test run.
   const env = gatewayEnv({ DATA_DIR: options.dataDir, ...options.env })
 
-  const child = spawn(process.execPath, [...gatewayNodeArgs, mainScript], { env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [mainScript], { env, stdio: ["ignore", "pipe", "pipe"] })
   live.add(child)
   let stdout = ""
   let stderr = ""
