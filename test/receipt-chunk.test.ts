@@ -3,7 +3,8 @@ import { Effect, Option, Runtime } from "effect"
 import type { DomainEvent } from "../src/domain/Events.js"
 import { EngineEvent } from "../src/runtime/Engine.js"
 import { applyReceipts, type Receipt } from "../src/runtime/InboundEvents.js"
-import { MessageRepo, type MessageRow, noExtras } from "../src/runtime/ports/store/MessageRepo.js"
+import { MessageRepo } from "../src/runtime/ports/store/MessageRepo.js"
+import { messageRow } from "./support/fixtures.js"
 import { withSessionStore } from "./support/inboundStore.js"
 import { countStatements, perUnitTable } from "./support/statementLedger.js"
 
@@ -14,29 +15,8 @@ import { countStatements, perUnitTable } from "./support/statementLedger.js"
  * On a real SQLite file; store.test.ts checks the same moves on Postgres too.
  */
 
-const outbound = (id: string): MessageRow => ({
-  id,
-  sessionId: "s1",
-  chatId: "15550000001@c.us",
-  from: "15550001111@c.us",
-  to: "15550000001@c.us",
-  fromMe: true,
-  type: "text",
-  text: `text of ${id}`,
-  caption: null,
-  media: null,
-  status: "pending",
-  ack: 0,
-  error: null,
-  engineMessageId: `E-${id}`,
-  quotedMessageId: null,
-  mentions: null,
-  batchId: null,
-  timestamp: "2024-02-01T00:00:00.000Z",
-  createdAt: "2024-02-01T00:00:00.000Z",
-  updatedAt: "2024-02-01T00:00:00.000Z",
-  ...noExtras
-})
+const outbound = (id: string) =>
+  messageRow("s1", id, { from: "15550001111@c.us", engineMessageId: `E-${id}` })
 
 const receipt = (id: string, status: Receipt["status"], error?: Receipt["error"]): Receipt =>
   EngineEvent.MessageStatusChanged({ engineMessageId: `E-${id}`, status, error })

@@ -8,9 +8,9 @@ import { SandboxLedger } from "../src/runtime/engines/sandbox/Ledger.js"
 import { migrations, parseDatabaseUrl, RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "../src/layers/store/index.js"
 import { AuthRepo } from "../src/runtime/ports/store/AuthRepo.js"
 import { ChatRepo } from "../src/runtime/ports/store/ChatRepo.js"
-import { MessageRepo, type MessageRow, noExtras } from "../src/runtime/ports/store/MessageRepo.js"
+import { MessageRepo, type MessageRow } from "../src/runtime/ports/store/MessageRepo.js"
 import { SessionRepo, type SessionRow } from "../src/runtime/ports/store/SessionRepo.js"
-import { sessionRow } from "./support/fixtures.js"
+import { messageRow, sessionRow } from "./support/fixtures.js"
 import { storeBackends } from "./support/storeBackends.js"
 
 /** The Store on a database URL (the same URL again reopens the same database). */
@@ -27,30 +27,7 @@ const heldRows = (url: string, sessionId: string) =>
 
 const session = sessionRow
 
-const message = (sessionId: string, id: string, overrides: Partial<MessageRow> = {}): MessageRow => ({
-  id,
-  sessionId,
-  chatId: "15550000001@c.us",
-  from: "15550000000@c.us",
-  to: "15550000001@c.us",
-  fromMe: true,
-  type: "text",
-  text: `text of ${id}`,
-  caption: null,
-  media: null,
-  status: "pending",
-  ack: 0,
-  error: null,
-  engineMessageId: null,
-  quotedMessageId: null,
-  mentions: null,
-  batchId: null,
-  timestamp: "2024-02-01T00:00:00.000Z",
-  createdAt: "2024-02-01T00:00:00.000Z",
-  updatedAt: "2024-02-01T00:00:00.000Z",
-  ...noExtras,
-  ...overrides
-})
+const message = messageRow
 
 const insertSession = (overrides: Partial<SessionRow> = {}) =>
   Effect.gen(function*() {

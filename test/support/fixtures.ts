@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { uuidv7 } from "../../src/domain/uuidv7.js"
+import { type MessageRow, noExtras } from "../../src/runtime/ports/store/MessageRepo.js"
 import type { SessionRow } from "../../src/runtime/ports/store/SessionRepo.js"
 import type { WebhookRow } from "../../src/runtime/ports/store/WebhookRepo.js"
 
@@ -45,3 +46,29 @@ export const webhookRow = (url: string, overrides: Partial<WebhookRow> = {}): We
     ...overrides
   }
 }
+
+/** A stored outbound text message of `sessionId`, `pending`, dated 2024-02-01. */
+export const messageRow = (sessionId: string, id: string, overrides: Partial<MessageRow> = {}): MessageRow => ({
+  id,
+  sessionId,
+  chatId: "15550000001@c.us",
+  from: "15550000000@c.us",
+  to: "15550000001@c.us",
+  fromMe: true,
+  type: "text",
+  text: `text of ${id}`,
+  caption: null,
+  media: null,
+  status: "pending",
+  ack: 0,
+  error: null,
+  engineMessageId: null,
+  quotedMessageId: null,
+  mentions: null,
+  batchId: null,
+  timestamp: "2024-02-01T00:00:00.000Z",
+  createdAt: "2024-02-01T00:00:00.000Z",
+  updatedAt: "2024-02-01T00:00:00.000Z",
+  ...noExtras,
+  ...overrides
+})
