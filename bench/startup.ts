@@ -10,7 +10,7 @@
  *   BENCH_SESSIONS   comma-separated session counts (default 1000,5000)
  *   BENCH_NODE_ARGS  extra node flags for the measured gateway (e.g. --cpu-prof)
  *   BENCH_FRESH=1    prepare the templates again
- *   BENCH_MAIN       the gateway script to measure (default dist/main.js; e.g. another build's, for a before/after)
+ *   BENCH_MAIN       the gateway script to measure (default dist/bundle/main.js, what npm start runs; e.g. another build's, for a before/after)
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
