@@ -208,7 +208,7 @@ for (const backend of storeBackends("store.test.ts")) {
           expect(sent.row).toMatchObject({ status: "sent", ack: 1, engineMessageId: "E-1" })
           expect(Option.getOrThrow(yield* messages.findByEngineId(sessionId, "E-1")).id).toBe("out-1")
           // What message.sent carries, built from the transition, is the message as stored.
-          expect(yield* messages.leftPending(sent)).toEqual(Option.getOrThrow(yield* messages.findById(sessionId, "out-1")))
+          expect((yield* messages.leftPendingAll([sent]))[0]).toEqual(Option.getOrThrow(yield* messages.findById(sessionId, "out-1")))
           expect((yield* messages.listUnsent(sessionId)).map((m) => m.id)).toEqual(["out-2"])
 
           const read = yield* messages.updateStatus("out-1", "read", "2024-02-01T00:00:03.000Z")
@@ -233,10 +233,10 @@ for (const backend of storeBackends("store.test.ts")) {
           // A receipt by engine id that skips `sent` (an engine with no server ack), on a message someone reacted to.
           yield* messages.insert(message(sessionId, "out-3", { engineMessageId: "E-3" }))
           yield* messages.setReaction("out-3", "15550000001@c.us", "👍", "2024-02-01T00:00:08.000Z")
-          const delivered = Option.getOrThrow(yield* messages.updateStatusByEngineId(sessionId, "E-3", "delivered", "2024-02-01T00:00:09.000Z"))
+          const delivered = Option.getOrThrow((yield* messages.updateStatusesByEngineId(sessionId, [{ engineMessageId: "E-3", status: "delivered" }], "2024-02-01T00:00:09.000Z"))[0]!)
           expect([delivered.previousStatus, delivered.row.status, delivered.row.ack]).toEqual(["pending", "delivered", 2])
-          expect(yield* messages.leftPending(delivered)).toEqual(Option.getOrThrow(yield* messages.findById(sessionId, "out-3")))
-          expect(yield* messages.updateStatusByEngineId(sessionId, "E-3", "sent", "2024-02-01T00:00:10.000Z")).toEqual(Option.none())
+          expect((yield* messages.leftPendingAll([delivered]))[0]).toEqual(Option.getOrThrow(yield* messages.findById(sessionId, "out-3")))
+          expect(yield* messages.updateStatusesByEngineId(sessionId, [{ engineMessageId: "E-3", status: "sent" }], "2024-02-01T00:00:10.000Z")).toEqual([Option.none()])
         }))
 
       it.effect("messages: receipts applied together move each message as one after another would", () =>

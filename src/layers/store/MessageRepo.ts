@@ -198,15 +198,6 @@ export const SqlMessageRepo = Layer.effect(
       (id: string, status: MessageStatus, at: string, error?: MessageError | undefined) =>
         advance(sql`id = ${id}`, status, at, error), allOrNothing)
 
-    /** `updateStatus` for a network receipt, which names the message by its engine id: found and moved in one go. */
-    const updateStatusByEngineId = (
-      sessionId: string,
-      engineMessageId: string,
-      status: MessageStatus,
-      at: string,
-      error?: MessageError | undefined
-    ) => Effect.map(updateStatusesByEngineId(sessionId, [{ engineMessageId, status, error }], at), (moves) => moves[0]!)
-
     /**
      * One run of receipts (no message twice): for each kind of move, one compare-and-set from
      * the status it usually follows, for all the run's messages at once (the row each would
@@ -287,9 +278,6 @@ export const SqlMessageRepo = Layer.effect(
             return toMessage(row, history, own(reactions), own(votes))
           })
         }))
-
-    const leftPending = (transition: StatusTransition) =>
-      Effect.map(leftPendingAll([transition]), (messages) => messages[0]!)
 
     /**
      * Outbound messages accepted but not yet acknowledged by the network, to send after a
@@ -415,9 +403,7 @@ export const SqlMessageRepo = Layer.effect(
       findByEngineId,
       list,
       updateStatus,
-      updateStatusByEngineId,
       updateStatusesByEngineId,
-      leftPending,
       leftPendingAll,
       listUnsent,
       countUnsent,

@@ -126,17 +126,10 @@ export class MessageRepo extends Context.Tag("switchboard/MessageRepo")<MessageR
   readonly findByEngineId: (sessionId: string, engineMessageId: string) => Effect.Effect<Option.Option<MessageRow>, StoreUnavailable>
   readonly list: (sessionId: string, filter: MessageFilter, page: Option.Option<PageRequest>) => Effect.Effect<Page<Message>, StoreUnavailable>
   readonly updateStatus: (id: string, status: "failed" | "pending" | "sent" | "delivered" | "read" | "played", at: string, error?: MessageError | undefined) => Effect.Effect<Option.Option<StatusTransition>, StoreUnavailable>
-  /** `updateStatus` for the message the network knows by `engineMessageId` (a receipt): no read of the row first. */
-  readonly updateStatusByEngineId: (
-    sessionId: string,
-    engineMessageId: string,
-    status: "failed" | "pending" | "sent" | "delivered" | "read" | "played",
-    at: string,
-    error?: MessageError | undefined
-  ) => Effect.Effect<Option.Option<StatusTransition>, StoreUnavailable>
   /**
-   * `updateStatusByEngineId` for receipts in order, all at `at`: each one's transition, in the
-   * same order, as if they were applied one after another, in a few statements for them all.
+   * `updateStatus` for network receipts, which name their messages by engine id (no read of the
+   * rows first), in order, all at `at`: each one's transition, in the same order, as if they were
+   * applied one after another, in a few statements for them all.
    */
   readonly updateStatusesByEngineId: (
     sessionId: string,
@@ -144,11 +137,10 @@ export class MessageRepo extends Context.Tag("switchboard/MessageRepo")<MessageR
     at: string
   ) => Effect.Effect<ReadonlyArray<Option.Option<StatusTransition>>, StoreUnavailable>
   /**
-   * The API form of a message a transition just took out of `pending` (what `message.sent`
-   * carries), built from the transition without reading the message again.
+   * The API form of messages transitions just took out of `pending` (what `message.sent`
+   * carries), in the same order, built from the transitions without reading the messages again
+   * (their reactions and votes are read together).
    */
-  readonly leftPending: (transition: StatusTransition) => Effect.Effect<Message, StoreUnavailable>
-  /** `leftPending` for several transitions, in the same order, reading their children together. */
   readonly leftPendingAll: (transitions: ReadonlyArray<StatusTransition>) => Effect.Effect<ReadonlyArray<Message>, StoreUnavailable>
   readonly listUnsent: (sessionId: string) => Effect.Effect<MessageRow[], StoreUnavailable>
   readonly countUnsent: (sessionIds: readonly string[]) => Effect.Effect<number, StoreUnavailable>
