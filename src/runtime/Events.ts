@@ -72,8 +72,9 @@ export class Events extends Context.Tag("switchboard/Events")<Events, EventsServ
       const outbox = yield* EventRepo
       const store = yield* Store
       const bus = yield* makeEventBus
-      const publishAll = Effect.fn("Events.publishAll")((events: ReadonlyArray<DomainEvent>) =>
-        Effect.zipRight(outbox.appendAll(events), store.afterCommit(Effect.forEach(events, bus.publish, { discard: true }))))
+      // Untraced: on every status change of every message (a span is ~30 Effect operations).
+      const publishAll = (events: ReadonlyArray<DomainEvent>) =>
+        Effect.zipRight(outbox.appendAll(events), store.afterCommit(Effect.forEach(events, bus.publish, { discard: true })))
       return Events.of({
         publish: (event: DomainEvent) => publishAll([event]),
         publishAll,
