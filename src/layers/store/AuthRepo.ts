@@ -2,6 +2,7 @@ import { AuthRepo } from "../../runtime/ports/store/AuthRepo.js"
 import { SqlClient } from "@effect/sql"
 import { Array as Arr, Effect, Layer, Option } from "effect"
 import type { AuthState } from "../../runtime/Engine.js"
+import { readTogether } from "./readTogether.js"
 import { orStoreUnavailable, storeOperation } from "./storeFailure.js"
 
 /** The single row holding a session's credentials; Signal keys use kind=<type>, key_id=<id>. */
@@ -41,7 +42,7 @@ export const encodeAuthValue = (value: unknown): string => {
 export const decodeAuthValue = (text: string): unknown => JSON.parse(text, binaryReviver)
 
 /** The engines' persisted authentication state, one `AuthState` per session. */
-export const SqlAuthRepo = Layer.effect(
+export const SqlAuthRepo = Layer.scoped(
   AuthRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -59,13 +60,20 @@ export const SqlAuthRepo = Layer.effect(
           } ON CONFLICT (session_id, kind, key_id) DO UPDATE SET value = excluded.value`
         ), { discard: true })
 
-    const forSession = (sessionId: string): AuthState => {
-      const readCreds = sql<{ readonly value: string }>`SELECT value FROM engine_auth
-        WHERE session_id = ${sessionId} AND kind = ${CREDS} AND key_id = ${CREDS}`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => decodeAuthValue(row.value))),
-          // No span of its own (see storeOperation): every connect reads its creds, thousands at a restart.
+    /** Every connect reads its creds: the sessions a restore connects together share a query. */
+    const readCredsOf = yield* readTogether({
+      readMany: (sessionIds: ReadonlyArray<string>) =>
+        sql<{ readonly session_id: string; readonly value: string }>`SELECT session_id, value FROM engine_auth
+          WHERE session_id IN ${sql.in(sessionIds)} AND kind = ${CREDS} AND key_id = ${CREDS}`.pipe(
+          Effect.map((rows) => new Map(rows.map((row) => [row.session_id, Option.some(decodeAuthValue(row.value))] as const))),
           orStoreUnavailable
-        )
+        ),
+      absent: Option.none<unknown>(),
+      maxKeys: 500
+    })
+
+    const forSession = (sessionId: string): AuthState => {
+      const readCreds = readCredsOf(sessionId)
 
       const writeCreds = storeOperation(
         (creds: unknown) => upsert(sessionId, CREDS, [[CREDS, creds]]))

@@ -8,7 +8,7 @@ import {
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { Effect, Layer, Option } from "effect"
+import { Array as Arr, Effect, Layer, Option } from "effect"
 import {
   ackOf,
   isStatusAdvance,
@@ -21,6 +21,7 @@ import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromCount, toIntegerBoolean, toJsonColumn } from "./columns.js"
 import { recordChatActivity } from "./chatActivity.js"
 import { loadMessages as loadSessionMessages } from "./messageLoading.js"
+import { readTogether } from "./readTogether.js"
 import {
   fromRecord,
   type HistoryRecord,
@@ -82,7 +83,7 @@ type StatusMove = (
   error: MessageError | undefined
 ) => Effect.Effect<Option.Option<StatusTransition>, SqlError>
 
-export const SqlMessageRepo = Layer.effect(
+export const SqlMessageRepo = Layer.scoped(
   MessageRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -283,11 +284,19 @@ export const SqlMessageRepo = Layer.effect(
      * Outbound messages accepted but not yet acknowledged by the network, to send after a
      * restart. They already carry their engine id, so a resend is the same message.
      */
-    const listUnsent = storeOperation(
-      (sessionId: string) =>
+    /** Every actor reads its unsent messages as it starts: those starting together (a restore) share a query. */
+    const listUnsent = yield* readTogether({
+      readMany: (sessionIds: ReadonlyArray<string>) =>
         sql<MessageRecord>`SELECT * FROM messages
-          WHERE session_id = ${sessionId} AND from_me = 1 AND status = ${"pending"}
-          ORDER BY created_at ASC, id ASC`.pipe(Effect.map((records) => records.map(fromRecord))))
+          WHERE session_id IN ${sql.in(sessionIds)} AND from_me = 1 AND status = ${"pending"}
+          ORDER BY created_at ASC, id ASC`.pipe(
+          Effect.map((records) => Arr.groupBy(records.map(fromRecord), (row) => row.sessionId)),
+          Effect.map((bySession) => new Map(Object.entries(bySession))),
+          orStoreUnavailable
+        ),
+      absent: [] as ReadonlyArray<MessageRow>,
+      maxKeys: 500
+    })
 
     /** How many of those the given sessions have, together (what a graceful shutdown waits for). */
     const countUnsent = storeOperation(

@@ -142,7 +142,7 @@ export class MessageRepo extends Context.Tag("switchboard/MessageRepo")<MessageR
    * (their reactions and votes are read together).
    */
   readonly leftPendingAll: (transitions: ReadonlyArray<StatusTransition>) => Effect.Effect<ReadonlyArray<Message>, StoreUnavailable>
-  readonly listUnsent: (sessionId: string) => Effect.Effect<MessageRow[], StoreUnavailable>
+  readonly listUnsent: (sessionId: string) => Effect.Effect<ReadonlyArray<MessageRow>, StoreUnavailable>
   readonly countUnsent: (sessionIds: readonly string[]) => Effect.Effect<number, StoreUnavailable>
   readonly countBySession: (sessionId: string) => Effect.Effect<number, StoreUnavailable>
   /**
