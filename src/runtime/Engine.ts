@@ -2,6 +2,7 @@ import { Cause, Chunk, Context, Data, Effect, Option, Queue, Scope, Stream } fro
 import type { ContactCard, LinkPreview, Location, MediaKind, MessageStatus, MessageType } from "../domain/Message.js"
 import type { Me } from "../domain/Session.js"
 import type { StoreUnavailable } from "../domain/Errors.js"
+import { yieldToEventLoop } from "./eventLoop.js"
 import type {
   ChannelOperations,
   ContactOperations,
@@ -333,12 +334,6 @@ export class Engine extends Context.Tag("switchboard/Engine")<Engine, {
   readonly forget: (sessionId: string) => Effect.Effect<void>
 }>() {}
 
-/** Resumes after the event loop's pending I/O callbacks and timers have had their turn. */
-const nextTurn = Effect.async<void>((resume) => {
-  const turn = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(turn))
-})
-
 /**
  * `takeEvents` over the queue an engine offers a connection's events to: what is waiting (at
  * least one, at most `max`), cut after `Closed`; nothing once `Closed` was taken or the queue
@@ -359,7 +354,7 @@ export const takeEventsFrom = (
   const lingering = (chunk: Chunk.Chunk<EngineEvent>) => {
     const last = Chunk.unsafeLast(chunk)
     return last._tag === "MessageStatusChanged" && chunk.length < max
-      ? Effect.map(Effect.zipRight(nextTurn, Queue.takeUpTo(queue, max - chunk.length)), (more) => Chunk.appendAll(chunk, more))
+      ? Effect.map(Effect.zipRight(yieldToEventLoop, Queue.takeUpTo(queue, max - chunk.length)), (more) => Chunk.appendAll(chunk, more))
       : Effect.succeed(chunk)
   }
   const take = Effect.catchAllCause(Effect.flatMap(Queue.takeBetween(queue, 1, max), lingering), (cause) =>

@@ -25,6 +25,7 @@ import { Events } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
 import { runningStatuses, type SessionStatus } from "../domain/Session.js"
 import { Engine } from "./Engine.js"
+import { yieldToEventLoop } from "./eventLoop.js"
 import { applyEngineCall, type EngineCall, type EngineOperation, type EngineSuccess, requiredStatus } from "./EngineCall.js"
 import { actorRestartSchedule, driverWhenNeeded } from "./ReconnectPolicy.js"
 import {
@@ -128,15 +129,6 @@ export class SessionSupervisor extends Context.Tag("switchboard/SessionSuperviso
 /** Commands waiting in an actor's mailbox (sends handed over but not yet in its lane, mostly). */
 const mailboxDepth = (handle: SessionActorHandle) => Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)
 
-/**
- * Lets the event loop run (sockets, timers) before going on. Effect's scheduler gives each fiber
- * its own run of microtasks, so fibers that keep waking each other (thousands of sessions
- * starting, taking turns at the Store) can hold off every HTTP request until they are all done.
- */
-const yieldToEventLoop = Effect.async<void>((resume) => {
-  const immediate = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(immediate))
-})
 
 /** The supervisor of the actors of this process. */
 export const makeSessionSupervisor = (settings: ActorSettings) =>
