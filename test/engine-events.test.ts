@@ -1,22 +1,29 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Queue } from "effect"
+import { type Duration, Effect, Fiber, Queue } from "effect"
 import { EngineEvent, takeEventsFrom } from "../src/runtime/Engine.js"
 
 /**
  * How a session takes its connection's events (`takeEventsFrom`, both engines): what is waiting,
- * and, when that ends with a receipt, whatever else came within the same turn of the event loop,
- * so that a lane's receipts are applied together (issue 19) rather than one transaction each.
+ * and, under load (the previous take came back a moment ago) when that ends with a receipt,
+ * whatever else came within the same turn of the event loop, so that a lane's receipts are
+ * applied together (issue 19) rather than one transaction each.
  */
 
 const receipt = (id: string) => EngineEvent.MessageStatusChanged({ engineMessageId: id, status: "sent" })
 const tagsOf = (events: ReadonlyArray<EngineEvent>) =>
   events.map((event) => (event._tag === "MessageStatusChanged" ? `receipt ${event.engineMessageId}` : event._tag))
 
-/** Starts a take on an empty queue, lets it find the first event alone, then offers the rest. */
-const takeWhileOffering = (first: EngineEvent, rest: ReadonlyArray<EngineEvent>) =>
+/**
+ * Takes a first receipt, waits `quietFor`, then starts a take on the empty queue, lets it find
+ * `first` alone, and offers the rest.
+ */
+const takeWhileOffering = (first: EngineEvent, rest: ReadonlyArray<EngineEvent>, quietFor: Duration.DurationInput = 0) =>
   Effect.gen(function*() {
     const queue = yield* Queue.unbounded<EngineEvent>()
     const take = takeEventsFrom(queue, 256)
+    yield* Queue.offer(queue, receipt("earlier"))
+    yield* take
+    yield* Effect.sleep(quietFor)
     const taking = yield* Effect.fork(take)
     yield* Effect.yieldNow()
     yield* Queue.offer(queue, first)
@@ -27,11 +34,18 @@ const takeWhileOffering = (first: EngineEvent, rest: ReadonlyArray<EngineEvent>)
   })
 
 describe("taking a connection's events", () => {
-  it.live("receipts that come within the same turn are taken together", () =>
+  it.live("under load, receipts that come within the same turn are taken together", () =>
     Effect.gen(function*() {
       const { next, taken } = yield* takeWhileOffering(receipt("A"), [receipt("B"), receipt("C")])
       expect(taken).toEqual(["receipt A", "receipt B", "receipt C"])
       expect(next).toEqual([])
+    }))
+
+  it.live("after a quiet spell a receipt is handed over at once: whoever saw the message arrive finds it sent", () =>
+    Effect.gen(function*() {
+      const { next, taken } = yield* takeWhileOffering(receipt("A"), [receipt("B")], "30 millis")
+      expect(taken).toEqual(["receipt A"])
+      expect(next).toEqual(["receipt B"])
     }))
 
   it.live("any other event is handed over at once, without waiting for company", () =>

@@ -334,16 +334,22 @@ export class Engine extends Context.Tag("switchboard/Engine")<Engine, {
   readonly forget: (sessionId: string) => Effect.Effect<void>
 }>() {}
 
+/** How soon after the previous take a take counts as under load, and may linger (see `takeEventsFrom`). */
+const LINGER_WHEN_WITHIN_MS = 5
+
 /**
  * `takeEvents` over the queue an engine offers a connection's events to: what is waiting (at
  * least one, at most `max`), cut after `Closed`; nothing once `Closed` was taken or the queue
  * is shut down. `taken` runs for each event just before it is handed over.
  *
- * When what is waiting ends with a receipt, the take lingers for one turn of the event loop and
- * adds whatever came meanwhile: under load the receipts of the messages a lane sends in one
+ * Under load, when what is waiting ends with a receipt, the take lingers for one turn of the
+ * event loop and adds whatever came meanwhile: the receipts of the messages a lane sends in one
  * turn then reach the session together, to be applied in one transaction (`applyReceipts`),
  * rather than one transaction each as the session's consumer woke for every one (issue 19:
- * 1.1 transactions per message sent, ~250 Effect operations). Idle, it costs a receipt a turn.
+ * 1.1 transactions per message sent, ~250 Effect operations). Under load means the previous
+ * take came back less than `LINGER_WHEN_WITHIN_MS` ago; a receipt after a quiet spell is
+ * handed over at once, so a caller who saw its message arrive finds it `sent` (an edit or a
+ * vote right after a send is not refused as "not reached the network").
  */
 export const takeEventsFrom = (
   queue: Queue.Dequeue<EngineEvent>,
@@ -351,9 +357,11 @@ export const takeEventsFrom = (
   taken?: (event: EngineEvent) => Effect.Effect<void>
 ): Effect.Effect<ReadonlyArray<EngineEvent>> => {
   let ended = false
+  /** When the previous take came back (performance.now()); -Infinity before the first. */
+  let lastTakenAt = Number.NEGATIVE_INFINITY
   const lingering = (chunk: Chunk.Chunk<EngineEvent>) => {
-    const last = Chunk.unsafeLast(chunk)
-    return last._tag === "MessageStatusChanged" && chunk.length < max
+    const busy = performance.now() - lastTakenAt < LINGER_WHEN_WITHIN_MS
+    return busy && Chunk.unsafeLast(chunk)._tag === "MessageStatusChanged" && chunk.length < max
       ? Effect.map(Effect.zipRight(yieldToEventLoop, Queue.takeUpTo(queue, max - chunk.length)), (more) => Chunk.appendAll(chunk, more))
       : Effect.succeed(chunk)
   }
@@ -368,6 +376,7 @@ export const takeEventsFrom = (
         if (event._tag === "Closed") break
       }
       ended = batch.length === 0 || batch[batch.length - 1]!._tag === "Closed"
+      lastTakenAt = performance.now()
       return taken === undefined ? Effect.succeed(batch) : Effect.as(Effect.forEach(batch, taken, { discard: true }), batch)
     }))
 }
