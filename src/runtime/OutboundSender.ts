@@ -52,6 +52,9 @@ const quotedOf = (row: MessageRow): Option.Option<QuotedMessage> =>
 /** Transient engine errors are retried a few times before the message is marked failed. */
 const transientRetry = Schedule.exponential("500 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
 
+/** A session's outbound lane (see `makeOutbound`). */
+export type Outbound = Effect.Effect.Success<ReturnType<typeof makeOutbound>>
+
 /**
  * The session's outbound lane: stored `pending` messages go out one at a time, in the order
  * they were accepted, whenever the session is ready, no faster than the session's pacing.
@@ -83,8 +86,6 @@ export const makeOutbound = (deps: OutboundDeps) =>
     /** The rows handed over with their ids (as stored when accepted): the lane need not read them back. */
     const handedOver = new Map<string, MessageRow>()
     const recount = Effect.suspend(() => Ref.set(deps.queuedSends, queued.size))
-    // A lane restarted after a crash starts empty; the unsent messages are queued again.
-    yield* recount
 
     const awaitConnection = deps.readyConnection.await
 

@@ -12,7 +12,7 @@ import { type LastError, runningStatuses, type SessionStatus } from "../domain/S
 import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./Engine.js"
 import { Engine } from "./Engine.js"
 import { applyReceipts, handleEngineEvent, type IncomingMediaSettings, type Receipt } from "./InboundEvents.js"
-import { makeOutbound } from "./OutboundSender.js"
+import { makeOutbound, type Outbound } from "./OutboundSender.js"
 import { makeReadyConnection } from "./ReadyConnection.js"
 import { makeWatchedState, type WatchedState } from "./WatchedState.js"
 import type { PacingSettings } from "../domain/Settings.js"
@@ -335,21 +335,29 @@ export const runSessionActor = (
           ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
           : Effect.void)
 
-    const lane = yield* makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends })
+    const mediaStore = yield* MediaStore
+    const laneServices = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeOutbound>>>()
     const actorScope = yield* Effect.scope
-    let laneRunning = false
+    // A lane restarted after a crash starts empty; the unsent messages are queued again below.
+    yield* Ref.set(queuedSends, 0)
+    let lane: Outbound | undefined
     /**
-     * The lane's fiber starts with the first message to send, in the actor's scope (a message
-     * may come from the link's fiber): most sessions are idle, and a fiber waiting on an empty
-     * lane is memory held for nothing, per session.
+     * The lane is made, and its fiber started in the actor's scope, with the first message to
+     * send (a message may come from the link's fiber): most sessions are idle, and a lane (its
+     * closures, its pacer) and a fiber waiting on it are memory held for nothing, per session.
      */
     const outbound = {
       enqueue: (messageId: string, row?: MessageRow) =>
-        Effect.suspend(() => {
-          if (laneRunning) return lane.enqueue(messageId, row)
-          laneRunning = true
-          return Effect.zipRight(Effect.forkIn(reportingCrash(lane.run), actorScope), lane.enqueue(messageId, row))
-        })
+        Effect.suspend(() =>
+          lane !== undefined
+            ? lane.enqueue(messageId, row)
+            : Effect.flatMap(Effect.provide(makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore, queuedSends }), laneServices), (made) => {
+              // Another fiber may have made it meanwhile: there is one lane.
+              if (lane !== undefined) return lane.enqueue(messageId, row)
+              lane = made
+              return Effect.zipRight(Effect.forkIn(reportingCrash(made.run), actorScope), made.enqueue(messageId, row))
+            })
+        )
     }
     for (const row of yield* untilStoreIsBack(messages.listUnsent(sessionId), "finding the unsent messages")) yield* outbound.enqueue(row.id, row)
 
