@@ -301,10 +301,11 @@ export type Receipt = Extract<EngineEvent, { _tag: "MessageStatusChanged" }>
  * Receipts that came together, in one transaction. Not a group commit: a session's events are
  * handled one after another, and waiting a turn of the event loop for company on each one let
  * the receipts fall behind the sends (measured: most of them still `pending` at the end of a
- * loaded bench run). Instead the actor hands over every receipt already waiting in a row, and
- * they are applied together: the status moves, their history, the reactions `message.sent`
- * carries and the events each in a statement or two for the whole chunk (on Postgres every
- * statement waits a turn of a busy event loop; one by one, a receipt was ~4 of them). The events
+ * loaded bench run). Instead the actor hands over every receipt already waiting in a row (under
+ * load, with those that came within the same turn: see `takeEventsFrom`), and they are applied
+ * together: the status moves, their history, the reactions `message.sent` carries and the
+ * events each in a statement or two for the whole chunk (on Postgres every statement waits a
+ * turn of a busy event loop; one by one, a receipt was ~4 of them). The events
  * keep the receipts' order, so a message's `message.sent` still comes before its `delivered`.
  */
 export const applyReceipts = (sessionId: string, receipts: ReadonlyArray<Receipt>) =>

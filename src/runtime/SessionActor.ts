@@ -335,8 +335,10 @@ export const runSessionActor = (
           ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
           : Effect.void)
 
-    const mediaStore = yield* MediaStore
-    const laneServices = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeOutbound>>>()
+    const makeLane = Effect.provide(
+      makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends }),
+      yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeOutbound>>>()
+    )
     const actorScope = yield* Effect.scope
     // A lane restarted after a crash starts empty; the unsent messages are queued again below.
     yield* Ref.set(queuedSends, 0)
@@ -351,7 +353,7 @@ export const runSessionActor = (
         Effect.suspend(() =>
           lane !== undefined
             ? lane.enqueue(messageId, row)
-            : Effect.flatMap(Effect.provide(makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore, queuedSends }), laneServices), (made) => {
+            : Effect.flatMap(makeLane, (made) => {
               // Another fiber may have made it meanwhile: there is one lane.
               if (lane !== undefined) return lane.enqueue(messageId, row)
               lane = made

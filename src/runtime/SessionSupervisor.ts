@@ -129,7 +129,6 @@ export class SessionSupervisor extends Context.Tag("switchboard/SessionSuperviso
 /** Commands waiting in an actor's mailbox (sends handed over but not yet in its lane, mostly). */
 const mailboxDepth = (handle: SessionActorHandle) => Option.getOrElse(handle.mailbox.unsafeSize(), () => 0)
 
-
 /** The supervisor of the actors of this process. */
 export const makeSessionSupervisor = (settings: ActorSettings) =>
   Effect.gen(function*() {

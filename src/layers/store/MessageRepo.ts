@@ -282,9 +282,9 @@ export const SqlMessageRepo = Layer.scoped(
 
     /**
      * Outbound messages accepted but not yet acknowledged by the network, to send after a
-     * restart. They already carry their engine id, so a resend is the same message.
+     * restart. They already carry their engine id, so a resend is the same message. Every actor
+     * reads its own as it starts: those starting together (a restore) share a query.
      */
-    /** Every actor reads its unsent messages as it starts: those starting together (a restore) share a query. */
     const listUnsent = yield* readTogether({
       readMany: (sessionIds: ReadonlyArray<string>) =>
         sql<MessageRecord>`SELECT * FROM messages
