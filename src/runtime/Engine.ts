@@ -354,13 +354,15 @@ const LINGER_WHEN_WITHIN_MS = 5
 export const takeEventsFrom = (
   queue: Queue.Dequeue<EngineEvent>,
   max: number,
-  taken?: (event: EngineEvent) => Effect.Effect<void>
+  taken?: (event: EngineEvent) => Effect.Effect<void>,
+  /** How soon after the previous take a take counts as under load (default `LINGER_WHEN_WITHIN_MS`). */
+  lingerWhenWithinMs = LINGER_WHEN_WITHIN_MS
 ): Effect.Effect<ReadonlyArray<EngineEvent>> => {
   let ended = false
   /** When the previous take came back (performance.now()); -Infinity before the first. */
   let lastTakenAt = Number.NEGATIVE_INFINITY
   const lingering = (chunk: Chunk.Chunk<EngineEvent>) => {
-    const busy = performance.now() - lastTakenAt < LINGER_WHEN_WITHIN_MS
+    const busy = performance.now() - lastTakenAt < lingerWhenWithinMs
     return busy && Chunk.unsafeLast(chunk)._tag === "MessageStatusChanged" && chunk.length < max
       ? Effect.map(Effect.zipRight(yieldToEventLoop, Queue.takeUpTo(queue, max - chunk.length)), (more) => Chunk.appendAll(chunk, more))
       : Effect.succeed(chunk)
