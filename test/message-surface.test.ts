@@ -191,6 +191,22 @@ describe("the message surface between sandbox sessions", () => {
     expect([unknown.status, unknown.body.code]).toEqual([404, "MESSAGE_NOT_FOUND"])
   })
 
+  it("an edit or a pin of a message still being sent waits for the network to take it, then goes through", async () => {
+    // typingMs holds the send for 1.5 s (Alice shows "typing"), the message pending meanwhile.
+    const sent = await post(alice.id, "/messages/send-text", { chatId: bob.phone, text: "on my way", typingMs: 1500 })
+    expect(sent.status).toBe(201)
+    const messageId = sent.body.messageId as string
+    expect((await message(alice.id, messageId)).body.status).toBe("pending")
+    const [edited, pinned] = await Promise.all([
+      gateway().call("PUT", `/api/sessions/${alice.id}/messages/${messageId}`, { body: { text: "on my way, 10 min" } }),
+      gateway().call("POST", `/api/sessions/${alice.id}/messages/${messageId}/pin`, { body: { pinned: true } })
+    ])
+    expect([edited.status, pinned.status]).toEqual([200, 200])
+    expect(edited.body).toMatchObject({ text: "on my way, 10 min", edits: [{ text: "on my way" }] })
+    expect(edited.body.status).not.toBe("pending")
+    await received(bob.id, aliceChat(), (m) => m.text === "on my way, 10 min")
+  })
+
   it("deleting for everyone revokes Bob's copy too; deleting for me hides it here only", async () => {
     const { aliceId, bobId } = await exchange("oops, wrong chat")
     const revoked = await gateway().call("DELETE", `/api/sessions/${alice.id}/messages/${aliceId}`)

@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Fiber, Option, TestClock } from "effect"
 import type { ChatId } from "../src/domain/Ids.js"
-import { MessageActions } from "../src/services/MessageActions.js"
-import { advanceUntil, startCore } from "./support/core.js"
+import { MessageActions, NETWORK_WAIT } from "../src/services/MessageActions.js"
+import { advanceUntil, letFibersRun, startCore } from "./support/core.js"
 
 /**
  * WhatsApp's windows: editing for 15 minutes after sending, on the TestClock; deleting for
@@ -57,5 +57,31 @@ describe("edit and revoke windows", () => {
       expect((yield* core.messaging.get(session.id, old)).revoked).toBe(false)
       // Hiding it here is always allowed.
       expect((yield* settled(actions.remove(session.id, old, "me"))).revoked).toBe(true)
+    }))
+
+  it.scoped("an action on a message still being sent waits for it up to NETWORK_WAIT, then is 409 with the message pending", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ sandboxPairDelay: Duration.millis(10) })
+      const actions = Context.get(core.context, MessageActions)
+      const session = yield* core.sessions.create({ name: "in-flight" })
+      yield* core.supervisor.start(session.id)
+      yield* advanceUntil(Effect.orDie(Effect.map(core.sessions.get(session.id), (s) => s.status === "ready")))
+      // 30 s of "typing" hold the send; the edit's wait ends first.
+      const { messageId } = yield* core.messaging.sendText(session.id, { chatId: "15550003333@c.us" as ChatId, text: "slow", typingMs: 30_000 })
+      const tooSoon = yield* Effect.fork(Effect.flip(actions.edit(session.id, messageId, "slow, edited")))
+      yield* letFibersRun
+      yield* TestClock.adjust(Duration.subtract(NETWORK_WAIT, Duration.millis(1)))
+      yield* letFibersRun
+      expect(Option.isNone(yield* Fiber.poll(tooSoon)), "answered before the wait was over").toBe(true)
+      yield* TestClock.adjust(Duration.millis(1))
+      const refused = yield* Fiber.join(tooSoon)
+      expect(refused).toMatchObject({ _tag: "Conflict", code: "EDIT_NOT_ALLOWED", message: expect.stringContaining("status pending") })
+
+      // Asked again 5 s before the send goes (at 30 s), the edit is answered once it went through.
+      yield* TestClock.adjust(Duration.seconds(15))
+      expect((yield* core.messaging.get(session.id, messageId)).status).toBe("pending")
+      const inTime = yield* Effect.fork(actions.edit(session.id, messageId, "slow, edited"))
+      yield* advanceUntil(Effect.map(Fiber.poll(inTime), Option.isSome), "1 second", 15)
+      expect((yield* Fiber.join(inTime))).toMatchObject({ text: "slow, edited", edits: [{ text: "slow" }] })
     }))
 })

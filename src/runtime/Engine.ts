@@ -348,8 +348,8 @@ const LINGER_WHEN_WITHIN_MS = 5
  * rather than one transaction each as the session's consumer woke for every one (issue 19:
  * 1.1 transactions per message sent, ~250 Effect operations). Under load means the previous
  * take came back less than `LINGER_WHEN_WITHIN_MS` ago; a receipt after a quiet spell is
- * handed over at once, so a caller who saw its message arrive finds it `sent` (an edit or a
- * vote right after a send is not refused as "not reached the network").
+ * handed over at once, so a lone send is `sent` no later than before (an edit or a vote right
+ * after a send waits for that anyway, see `NETWORK_WAIT` in `MessageActions`).
  */
 export const takeEventsFrom = (
   queue: Queue.Dequeue<EngineEvent>,

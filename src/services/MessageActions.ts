@@ -1,4 +1,4 @@
-import { Context, DateTime, Duration, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Deferred, Duration, Effect, Exit, Layer, Option } from "effect"
 import {
   Conflict,
   type EngineCallError,
@@ -28,6 +28,12 @@ import { existingSession } from "./sessionLookup.js"
 export const EDIT_WINDOW = Duration.minutes(15)
 /** How long WhatsApp lets a message be deleted for everyone (about two days). */
 export const REVOKE_WINDOW = Duration.days(2)
+/**
+ * How long an action on an own message still being sent waits for the network to take it:
+ * a client that sends and at once edits, deletes, pins or votes is answered when the send
+ * is through, not refused; past this wait (a long backlog, an offline session) it is 409.
+ */
+export const NETWORK_WAIT = Duration.seconds(10)
 
 type ActionError = NotFound | Conflict | EngineCallError | EngineTimeout | StoreUnavailable
 
@@ -80,11 +86,37 @@ const make = Effect.gen(function*() {
       return { row: row.value, me: session.phone === null ? "" : `${session.phone}@c.us` }
     })
 
-  /** The message as the engine names it; one the network never took cannot be acted on there. */
-  const targetOf = (row: MessageRow, code: string): Effect.Effect<MessageTarget, Conflict> =>
-    row.engineMessageId === null || row.status === "pending" || row.status === "failed"
-      ? Effect.fail(new Conflict({ code, message: `message ${row.id} has not reached the network (status ${row.status})` }))
-      : Effect.succeed({ engineMessageId: row.engineMessageId, fromMe: row.fromMe, from: row.from })
+  /** The row as it is now; a message that was there a moment ago is still there (deletion is a flag). */
+  const rowNow = (row: MessageRow) => Effect.map(messages.findRow(row.id), Option.getOrElse(() => row))
+
+  /**
+   * The row once it left `pending` (sent, or failed), or as it is after `NETWORK_WAIT`: the
+   * change is seen as its `message.ack`, which is published after the change committed.
+   */
+  const leftPending = (row: MessageRow): Effect.Effect<MessageRow, StoreUnavailable> =>
+    row.status !== "pending" ? Effect.succeed(row) : Effect.scoped(Effect.gen(function*() {
+      const acked = yield* Deferred.make<void>()
+      yield* events.observe((event) => {
+        if (event.event === "message.ack" && (event.data as { readonly messageId?: unknown }).messageId === row.id) {
+          Deferred.unsafeDone(acked, Exit.void)
+        }
+      })
+      // Read again now that acks are watched: the send may have got through just before.
+      const watched = yield* rowNow(row)
+      if (watched.status !== "pending") return watched
+      yield* Effect.ignore(Effect.timeout(Deferred.await(acked), NETWORK_WAIT))
+      return yield* rowNow(row)
+    }))
+
+  /**
+   * The message as the engine names it, once the network took it (waiting for a send still in
+   * flight, see `NETWORK_WAIT`); one the network never took cannot be acted on there.
+   */
+  const targetOf = (pendingOrNot: MessageRow, code: string): Effect.Effect<MessageTarget, Conflict | StoreUnavailable> =>
+    Effect.flatMap(leftPending(pendingOrNot), (row) =>
+      row.engineMessageId === null || row.status === "pending" || row.status === "failed"
+        ? Effect.fail(new Conflict({ code, message: `message ${row.id} has not reached the network (status ${row.status})` }))
+        : Effect.succeed({ engineMessageId: row.engineMessageId, fromMe: row.fromMe, from: row.from }))
 
   const sentAgo = (row: MessageRow) =>
     Effect.map(DateTime.now, (now) => Duration.millis(DateTime.toEpochMillis(now) - Date.parse(row.timestamp)))
