@@ -1,4 +1,4 @@
-import { Cause, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Ref } from "effect"
+import { Cause, Clock, Data, DateTime, Deferred, Duration, Effect, Exit, Fiber, FiberRef, HashMap, Mailbox, Option, Ref, Scope } from "effect"
 import { MediaStore } from "./ports/MediaStore.js"
 import { AuthRepo } from "./ports/store/AuthRepo.js"
 import { MessageRepo, type MessageRow } from "./ports/store/MessageRepo.js"
@@ -134,11 +134,12 @@ export const runSessionActor = (
    */
   startedFrom?: SessionRow
 ) =>
-  Effect.gen(function*() {
+  withOwnScope((actorScope) => Effect.gen(function*() {
     const { sessionId, mailbox, state, queuedSends } = handle
-    // For the scope's life (its children inherit it) rather than around it: the same, without
-    // the frames `annotateLogs` would hold on the fiber's stack for as long as the session runs.
-    yield* Effect.annotateLogsScoped({ sessionId })
+    // Set on the actor's fiber (its children inherit it) rather than around the actor: the
+    // same, without the frames `annotateLogs` would hold on the stack for as long as the
+    // session runs. Nothing to restore: the fiber is the session's, whatever runs it again.
+    yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set("sessionId", sessionId as unknown))
     const engine = yield* Engine
     const sessions = yield* SessionRepo
     const messages = yield* MessageRepo
@@ -237,7 +238,7 @@ export const runSessionActor = (
       })
 
     /** One connection, from connect to close. Never fails: a failed connect is an outcome too. */
-    const linkOnce = Effect.scoped(
+    const linkOnce = withOwnScope((linkScope) =>
       Effect.gen(function*() {
         const row = startedFrom === undefined
           ? yield* untilStoreIsBack(sessions.findById(sessionId), "reading the session's proxy and settings")
@@ -245,7 +246,9 @@ export const runSessionActor = (
         startedFrom = undefined
         const proxyUrl = Option.flatMapNullable(row, (session) => session.proxyUrl)
         const settings = settingsOrDefault(Option.getOrNull(row)?.settings ?? null)
-        const connected = yield* Effect.either(engine.connect({ sessionId, auth, proxyUrl, lookupSent, lookupPoll, settings }))
+        const connected = yield* Effect.either(
+          Scope.extend(engine.connect({ sessionId, auth, proxyUrl, lookupSent, lookupPoll, settings }), linkScope)
+        )
         if (connected._tag === "Left") {
           const { code, message, transient } = connected.left
           return { reason: { kind: transient ? "retry" : "fatal", code, message }, reachedReady: false, wasHealthy: false } as const
@@ -253,9 +256,7 @@ export const runSessionActor = (
         const conn = connected.right
         // Published at once: pairing codes and logout need the connection before it is ready.
         yield* Ref.set(connection, Option.some(conn))
-        yield* Effect.addFinalizer(() =>
-          Effect.zipRight(Ref.set(connection, Option.none()), readyConnection.set(Option.none()))
-        )
+        yield* Scope.addFinalizer(linkScope, Effect.zipRight(Ref.set(connection, Option.none()), readyConnection.set(Option.none())))
         const readySince = yield* Ref.make(Option.none<number>())
         let reason: CloseReason = { kind: "retry", code: "CONNECTION_ENDED", message: "the connection ended without a reason" }
         const handle = onEvent(conn, readySince, row)
@@ -300,46 +301,55 @@ export const runSessionActor = (
     )
 
     /** Links, and relinks on the schedule, until a terminal outcome. */
-    const linkLoop = (generation: number) =>
-      Effect.gen(function*() {
-        const driver = driverWhenNeeded(() => reconnectSchedule(reconnect))
-        let immediateRestarts = 0
-        yield* setStatus("initializing")
-        while (true) {
-          const { reachedReady, reason, wasHealthy } = yield* linkOnce
-          const error = { code: reason.code, message: reason.message }
-          if (reachedReady) immediateRestarts = 0
-          if (reason.kind === "logged_out") {
-            yield* untilStoreIsBack(unlinkSession(sessionId), "unlinking the session")
-            return yield* setStatus("logged_out", error)
-          }
-          if (reason.kind === "fatal") return yield* setStatus("failed", error)
-          if (reason.kind === "restart" && ++immediateRestarts <= MAX_IMMEDIATE_RESTARTS) continue
-          immediateRestarts = 0
-          if (wasHealthy) yield* driver.reset
-          yield* setStatus("disconnected", error)
-          const exhausted = yield* driver.next(undefined).pipe(Effect.as(false), Effect.orElseSucceed(() => true))
-          if (exhausted) {
-            return yield* setStatus("failed", {
-              code: "RECONNECT_EXHAUSTED",
-              message: `gave up after ${reconnect.maxAttempts} reconnect attempts (last: ${reason.code}: ${reason.message})`
-            })
-          }
+    const linkLoop = Effect.gen(function*() {
+      const driver = driverWhenNeeded(() => reconnectSchedule(reconnect))
+      let immediateRestarts = 0
+      yield* setStatus("initializing")
+      while (true) {
+        const { reachedReady, reason, wasHealthy } = yield* linkOnce
+        const error = { code: reason.code, message: reason.message }
+        if (reachedReady) immediateRestarts = 0
+        if (reason.kind === "logged_out") {
+          yield* untilStoreIsBack(unlinkSession(sessionId), "unlinking the session")
+          return yield* setStatus("logged_out", error)
         }
-      }).pipe(Effect.zipRight(mailbox.offer(ActorCommand.LinkEnded({ generation }))))
+        if (reason.kind === "fatal") return yield* setStatus("failed", error)
+        if (reason.kind === "restart" && ++immediateRestarts <= MAX_IMMEDIATE_RESTARTS) continue
+        immediateRestarts = 0
+        if (wasHealthy) yield* driver.reset
+        yield* setStatus("disconnected", error)
+        const exhausted = yield* driver.next(undefined).pipe(Effect.as(false), Effect.orElseSucceed(() => true))
+        if (exhausted) {
+          return yield* setStatus("failed", {
+            code: "RECONNECT_EXHAUSTED",
+            message: `gave up after ${reconnect.maxAttempts} reconnect attempts (last: ${reason.code}: ${reason.message})`
+          })
+        }
+      }
+    })
 
-    /** Children are forked, so a defect in one would go unnoticed; report it to the actor instead. */
-    const reportingCrash = <A, R>(child: Effect.Effect<A, never, R>) =>
-      Effect.onExit(child, (exit) =>
-        Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
-          ? mailbox.offer(ActorCommand.ChildCrashed({ cause: exit.cause }))
-          : Effect.void)
+    /**
+     * Forks a child in the actor's scope. Children are forked, so a defect in one would go
+     * unnoticed: it is reported to the actor, and so is `ended` when the child returns. By an
+     * observer of the fiber rather than a wrapper around the child, which would hold frames on
+     * its stack for as long as it runs (the link's runs as long as the session).
+     */
+    const forkChild = <A, R>(child: Effect.Effect<A, never, R>, ended?: () => ActorCommand) =>
+      Effect.tap(Effect.forkIn(child, actorScope), (fiber) =>
+        Effect.sync(() =>
+          fiber.addObserver((exit) => {
+            if (Exit.isSuccess(exit)) {
+              if (ended !== undefined) mailbox.unsafeOffer(ended())
+            } else if (!Cause.isInterruptedOnly(exit.cause)) {
+              mailbox.unsafeOffer(ActorCommand.ChildCrashed({ cause: exit.cause }))
+            }
+          })
+        ))
 
     const makeLane = Effect.provide(
       makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends }),
       yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeOutbound>>>()
     )
-    const actorScope = yield* Effect.scope
     // A lane restarted after a crash starts empty; the unsent messages are queued again below.
     yield* Ref.set(queuedSends, 0)
     let lane: Outbound | undefined
@@ -357,7 +367,7 @@ export const runSessionActor = (
               // Another fiber may have made it meanwhile: there is one lane.
               if (lane !== undefined) return lane.enqueue(messageId, row)
               lane = made
-              return Effect.zipRight(Effect.forkIn(reportingCrash(made.run), actorScope), made.enqueue(messageId, row))
+              return Effect.zipRight(forkChild(made.run), made.enqueue(messageId, row))
             })
         )
     }
@@ -377,11 +387,14 @@ export const runSessionActor = (
         const usable = Option.isNone(conn) || status !== required
           ? Effect.fail(new Conflict({ code: "SESSION_NOT_READY", message: `the session is ${status}; this needs it ${required}` }))
           : Effect.succeed(conn.value)
-        yield* Effect.forkScoped(answer(usable))
+        yield* Effect.forkIn(answer(usable), actorScope)
       })
 
     let generation = 0
-    const startLink = Effect.suspend(() => Effect.forkScoped(reportingCrash(linkLoop(++generation))))
+    const startLink = Effect.suspend(() => {
+      const started = ++generation
+      return forkChild(linkLoop, () => ActorCommand.LinkEnded({ generation: started }))
+    })
     let link = yield* startLink
 
     const commandLoop = Effect.gen(function*() {
@@ -421,7 +434,17 @@ export const runSessionActor = (
 
     yield* commandLoop
     yield* refuseRemaining(mailbox)
-  }).pipe(Effect.scoped)
+  }))
+
+/**
+ * `Effect.scoped` for the long-lived: `use` gets the scope as an argument and runs without it
+ * in its context. `Effect.scoped` adds the scope to a copy of the context (all the services of
+ * the gateway, ~1.8 KB) and holds that copy, with the frames that provide it, on the fiber's
+ * stack for as long as `use` runs: for a session's actor and its connection, as long as the
+ * session runs (issue 19: memory per idle session).
+ */
+const withOwnScope = <A, E, R>(use: (scope: Scope.Scope) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Scope.make(), (scope) => Effect.onExit(use(scope), (exit) => Scope.close(scope, exit)))
 
 /** The account is no longer linked: its credentials and the identity they carried are gone. */
 export const unlinkSession = (sessionId: string) =>
