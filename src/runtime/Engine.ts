@@ -293,6 +293,11 @@ export interface ReactCommand {
   readonly emoji: string
 }
 
+/**
+ * One open connection of a session. An engine may keep its operations (`groups`, `chats`, …)
+ * in getters of a class, as the sandbox does: wrap a connection by delegation
+ * (`Object.create(connection, {...})`), not by spreading it, which drops them.
+ */
 export interface EngineConnection {
   /**
    * The connection's next events, waiting for one when none is there: in order, at least one,

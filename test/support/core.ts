@@ -2,7 +2,7 @@ import { Chunk, Clock, Context, type Duration, Effect, Layer, Ref, Stream, TestC
 import { SwitchboardCore } from "../../src/app/App.js"
 import { SqlSandboxLedger } from "../../src/layers/store/SqlSandboxLedger.js"
 import type { Settings } from "../../src/domain/Settings.js"
-import { type ConnectOptions, Engine, type SendCommand } from "../../src/runtime/Engine.js"
+import { type ConnectOptions, Engine, type EngineConnection, type SendCommand } from "../../src/runtime/Engine.js"
 import type { PresenceCommand } from "../../src/runtime/EngineMessageActions.js"
 import { SandboxEngineLive } from "../../src/runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../../src/runtime/engines/sandbox/SandboxNetwork.js"
@@ -35,20 +35,26 @@ const hookedSandbox = (
     Effect.map(Engine, (inner) => ({
       ...inner,
       connect: (options: ConnectOptions) =>
-        Effect.zipRight(hook(options), inner.connect(options)).pipe(Effect.map((connection) => ({
-          ...connection,
-          send: (command: SendCommand) =>
-            Effect.zipRight(Ref.update(sent, (list) => [...list, command]), connection.send(command)),
-          presence: {
-            ...connection.presence,
-            set: (command: PresenceCommand) =>
-              Effect.zipRight(
-                Effect.flatMap(Clock.currentTimeMillis, (at) =>
-                  Ref.update(presence, (list) => [...list, { ...command, sessionId: options.sessionId, at }])),
-                connection.presence.set(command)
-              )
-          }
-        })))
+        // By delegation, not a spread: the sandbox's connection keeps its operations in getters.
+        Effect.zipRight(hook(options), inner.connect(options)).pipe(Effect.map((connection): EngineConnection =>
+          Object.create(connection, {
+            send: {
+              value: (command: SendCommand) =>
+                Effect.zipRight(Ref.update(sent, (list) => [...list, command]), connection.send(command))
+            },
+            presence: {
+              value: {
+                ...connection.presence,
+                set: (command: PresenceCommand) =>
+                  Effect.zipRight(
+                    Effect.flatMap(Clock.currentTimeMillis, (at) =>
+                      Ref.update(presence, (list) => [...list, { ...command, sessionId: options.sessionId, at }])),
+                    connection.presence.set(command)
+                  )
+              }
+            }
+          })
+        ))
     }))
   ).pipe(
     Layer.provide(SandboxEngineLive),

@@ -32,42 +32,10 @@ const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }:
       Effect.zipRight(Deferred.succeed(pairingCodeEntered, undefined))
     )
 
-    const showQrsUntilExpired = Effect.forEach(Array.range(1, maxQrs), (n) =>
-      Effect.gen(function*() {
-        const lifetime = n === 1 ? firstQrLifetime : laterQrLifetime
-        const expiresAt = new Date((yield* Clock.currentTimeMillis) + Duration.toMillis(lifetime))
-        yield* line.emit(EngineEvent.Qr({ qr: `sandbox:${sessionId}:${yield* newQrRef}`, expiresAt }))
-        yield* Effect.sleep(lifetime)
-      }), { discard: true })
-
-    const phoneLinks = Effect.race(
-      Deferred.await(pairingCodeEntered),
-      // pairDelay 0 means the simulated phone never scans by itself.
-      Duration.isZero(network.pairDelay) ? Effect.never : Effect.sleep(network.pairDelay)
-    )
-
-    const link = Effect.gen(function*() {
-      yield* Ref.set(awaitingLink, true)
-      const outcome = yield* Effect.raceFirst(
-        showQrsUntilExpired.pipe(Effect.as("expired" as const)),
-        phoneLinks.pipe(Effect.as("linked" as const))
-      )
-      yield* Ref.set(awaitingLink, false)
-      if (outcome === "expired") {
-        yield* line.close({ kind: "fatal", code: "QR_EXPIRED", message: `sandbox: no device linked after ${maxQrs} QR codes` })
-        return
-      }
-      yield* line.emit(EngineEvent.Authenticating())
-      const linkedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
-      yield* auth.writeCreds({ phone: line.me.phone, linkedAt })
-      yield* line.becomeReady
-      yield* line.offerHistory(settings.historySync)
-    })
-
     const lifecycle = auth.readCreds.pipe(
       Effect.flatMap(Option.match({
         // A dropped or replaced connection must not go on linking (nor write creds) behind its successor.
-        onNone: () => Effect.raceFirst(link, line.awaitClosed),
+        onNone: () => Effect.raceFirst(linkDevice(network, line, { auth, sessionId, settings }, awaitingLink, pairingCodeEntered), line.awaitClosed),
         // No race: becoming ready does nothing on a line that is no longer live, and the race's
         // two fibers were most of what a linked session's connect cost.
         onSome: () => line.becomeReady
@@ -75,51 +43,103 @@ const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }:
     )
     yield* Effect.forkScoped(lifecycle)
 
-    return {
+    return Object.assign(new ReadThroughLine(line), {
       takeEvents: line.takeEvents,
-      get events() {
-        return streamOfEvents(line.takeEvents)
-      },
       send: line.send,
       react: line.react,
       downloadMedia: line.downloadMedia,
-      requestPairingCode: (phoneNumber) =>
+      requestPairingCode: (phoneNumber: string) =>
         requestPairingCode(phoneNumber, awaitingLink).pipe(
           // The code is "typed in" later, by a fiber of the connection rather than of the caller.
           Effect.tap(() => Effect.forkIn(enterPairingCodeSoon, scope))
         ),
       markRead: line.markRead,
-      logout: logout(line, auth.clear),
-      // Read through: the line makes these when first used.
-      get groups() {
-        return line.groups
-      },
-      get channels() {
-        return line.channels
-      },
-      get labels() {
-        return line.labels
-      },
-      get contacts() {
-        return line.contacts
-      },
-      get messages() {
-        return line.messages
-      },
-      get presence() {
-        return line.presence
-      },
-      get chats() {
-        return line.chats
-      },
-      get profile() {
-        return line.profile
-      },
-      get calls() {
-        return line.calls
-      }
-    } satisfies EngineConnection
+      logout: logout(line, auth.clear)
+    }) satisfies EngineConnection
   })
+
+/**
+ * Linking a new device: QRs rotating until the simulated phone scans one (after the network's
+ * `pairDelay`) or a pairing code is entered, then credentials written and the line ready. Made
+ * only for a session without credentials: a linked one's connection holds none of it.
+ */
+const linkDevice = (
+  network: SandboxNetwork["Type"],
+  line: SandboxLine,
+  { auth, sessionId, settings }: Pick<ConnectOptions, "auth" | "sessionId" | "settings">,
+  awaitingLink: Ref.Ref<boolean>,
+  pairingCodeEntered: Deferred.Deferred<void>
+) => {
+  const showQrsUntilExpired = Effect.forEach(Array.range(1, maxQrs), (n) =>
+    Effect.gen(function*() {
+      const lifetime = n === 1 ? firstQrLifetime : laterQrLifetime
+      const expiresAt = new Date((yield* Clock.currentTimeMillis) + Duration.toMillis(lifetime))
+      yield* line.emit(EngineEvent.Qr({ qr: `sandbox:${sessionId}:${yield* newQrRef}`, expiresAt }))
+      yield* Effect.sleep(lifetime)
+    }), { discard: true })
+
+  const phoneLinks = Effect.race(
+    Deferred.await(pairingCodeEntered),
+    // pairDelay 0 means the simulated phone never scans by itself.
+    Duration.isZero(network.pairDelay) ? Effect.never : Effect.sleep(network.pairDelay)
+  )
+
+  return Effect.gen(function*() {
+    yield* Ref.set(awaitingLink, true)
+    const outcome = yield* Effect.raceFirst(
+      showQrsUntilExpired.pipe(Effect.as("expired" as const)),
+      phoneLinks.pipe(Effect.as("linked" as const))
+    )
+    yield* Ref.set(awaitingLink, false)
+    if (outcome === "expired") {
+      yield* line.close({ kind: "fatal", code: "QR_EXPIRED", message: `sandbox: no device linked after ${maxQrs} QR codes` })
+      return
+    }
+    yield* line.emit(EngineEvent.Authenticating())
+    const linkedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
+    yield* auth.writeCreds({ phone: line.me.phone, linkedAt })
+    yield* line.becomeReady
+    yield* line.offerHistory(settings.historySync)
+  })
+}
+
+/**
+ * A connection's operations, read through from its line, which makes them when first used.
+ * Getters of a class, not of an object literal: those were ten closures per connected session.
+ */
+class ReadThroughLine {
+  constructor(private readonly line: SandboxLine) {}
+  get events() {
+    return streamOfEvents(this.line.takeEvents)
+  }
+  get groups() {
+    return this.line.groups
+  }
+  get channels() {
+    return this.line.channels
+  }
+  get labels() {
+    return this.line.labels
+  }
+  get contacts() {
+    return this.line.contacts
+  }
+  get messages() {
+    return this.line.messages
+  }
+  get presence() {
+    return this.line.presence
+  }
+  get chats() {
+    return this.line.chats
+  }
+  get profile() {
+    return this.line.profile
+  }
+  get calls() {
+    return this.line.calls
+  }
+}
 
 /**
  * Any well-formed number is accepted: the sandbox identity comes from the session id, and the

@@ -22,6 +22,7 @@ import { makeDirectory } from "./Directory.js"
 import { groupAdminOf } from "./GroupAdmin.js"
 import { groupsOf } from "./Groups.js"
 import { labelsOf } from "./Labels.js"
+import { LineOperations, type OperationMakers } from "./LineOperations.js"
 import { SandboxLedger, untilLedgerIsBack } from "./Ledger.js"
 import { makeMediaServer } from "./MediaServer.js"
 import { messageActionsOf } from "./MessageActions.js"
@@ -151,12 +152,6 @@ const SENT_RECEIPTS_PER_CHUNK = 256
 
 const isSentReceipt = (event: EngineEvent) => event._tag === "MessageStatusChanged" && event.status === "sent"
 
-/** `make()`, the first time it is asked for. */
-const once = <A>(make: () => A): () => A => {
-  let made: { readonly value: A } | undefined
-  return () => (made ??= { value: make() }).value
-}
-
 const connectionLost: CloseReason = {
   kind: "retry",
   code: "CONNECTION_LOST",
@@ -232,6 +227,18 @@ const make = (options: SandboxNetworkOptions) =>
         yield* mediaServer.remove(uploads)
       })
 
+    const operationMakers: OperationMakers = {
+      account: profiles.operations,
+      groups: (line) => ({ ...groups.operations(line), ...groupAdmin(line) }),
+      channels: channels.operations,
+      labels: labels.operations,
+      directory: directory.contacts,
+      messages: messageActions.operations,
+      presence: presence.operations,
+      chats: chats.operations,
+      calls: calls.operations
+    }
+
     const attach = (sessionId: string) =>
       Effect.gen(function*() {
         yield* refuseIfBlocked(sessionId)
@@ -258,62 +265,24 @@ const make = (options: SandboxNetworkOptions) =>
         // Ready. The window that remains: an event pulled (released, `delivered` scheduled) but
         // not yet stored by the consumer when the process dies is lost. Uninterruptible, so that
         // an interrupted consumer never releases an event without acknowledging it.
-        const account = once(() => profiles.operations(line))
-        const lineGroups = once(() => ({ ...groups.operations(line), ...groupAdmin(line) }))
-        const lineChannels = once(() => channels.operations(line))
-        const lineLabels = once(() => labels.operations(line))
-        const lineContacts = once(() => ({ ...directory.contacts(line), ...account().contacts }))
-        const lineMessages = once(() => messageActions.operations(line))
-        const linePresence = once(() => presence.operations(line))
-        const lineChats = once(() => chats.operations(line))
-        const lineCalls = once(() => calls.operations(line))
         const pulled = (event: EngineEvent) =>
           untilStoreIsBack(serialized(Effect.uninterruptible(switchboard.consumed(line, event))), "taking an event off the sandbox network")
-        return {
+        return Object.assign(new LineOperations(line, operationMakers), {
           me,
           awaitClosed: Deferred.await(closed),
           // An event is released only once the consumer is done with the one before.
           takeEvents: takeEventsOf(inbox, pulled),
-          emit: (event) => serialized(switchboard.emitIfLive(line, event)),
+          emit: (event: EngineEvent) => serialized(switchboard.emitIfLive(line, event)),
           becomeReady: serialized(Effect.zipRight(switchboard.becomeReady(line), presence.connectionChanged(sessionId))),
-          close: (reason) => serialized(switchboard.close(line, reason)),
-          send: (command) =>
+          close: (reason: CloseReason) => serialized(switchboard.close(line, reason)),
+          send: (command: SendCommand) =>
             // Uploading happens outside the network's lock: big media must not stall everyone else.
             payloadOf(command).pipe(Effect.flatMap((payload) => serialized(messaging.send(line, command, payload)))),
-          markRead: (chatId, ids) => serialized(messaging.markRead(line, chatId, ids)),
-          react: (command) => serialized(messaging.react(line, command)),
+          markRead: (chatId: string, ids: ReadonlyArray<string>) => serialized(messaging.markRead(line, chatId, ids)),
+          react: (command: ReactCommand) => serialized(messaging.react(line, command)),
           downloadMedia: mediaServer.download,
-          // Made when first used: most connected sessions never touch most of these, and each
-          // is a few dozen closures per session.
-          get groups() {
-            return lineGroups()
-          },
-          get channels() {
-            return lineChannels()
-          },
-          get labels() {
-            return lineLabels()
-          },
-          get contacts() {
-            return lineContacts()
-          },
-          get messages() {
-            return lineMessages()
-          },
-          get presence() {
-            return linePresence()
-          },
-          get chats() {
-            return lineChats()
-          },
-          offerHistory: (historySync) => chats.offerHistory(line, historySync),
-          get profile() {
-            return account().profile
-          },
-          get calls() {
-            return lineCalls()
-          }
-        } satisfies SandboxLine
+          offerHistory: (historySync: HistorySync) => chats.offerHistory(line, historySync)
+        }) satisfies SandboxLine
       })
 
     return SandboxNetwork.of({
