@@ -30,6 +30,9 @@
  *   BENCH_DRAIN_MAX    seconds to wait at most for the accepted messages to go out (default 120)
  *   BENCH_LOG_LEVEL    the gateway's LOG_LEVEL (default Warn)
  *   BENCH_KEEP=1       keep the temp dir (databases, the servers' logs)
+ *   BENCH_NODE_ARGS    extra node flags for the gateway (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
+ *   BENCH_MAIN         the gateway script (default dist/bundle/main.js; e.g. a copy of an earlier
+ *                      build's dist/bundle beside it, for a before/after in alternating runs)
  *
  * Exit code 1 only for a broken run: a server did not start, connection errors, answers other
  * than 2xx (or 429 from the gateway, its backpressure), accepted messages missing from the Store,

@@ -46,18 +46,19 @@ const call = async (base: string, method: string, route: string, body?: unknown)
 export const startSwitchboard = async (dir: string, options: { databaseUrl?: string; logLevel?: string } = {}): Promise<Switchboard> => {
   const dataDir = path.join(dir, "switchboard-data")
   const databaseUrl = options.databaseUrl ?? `sqlite:${path.join(dataDir, "switchboard.db")}`
-  const process = await startServer({
+  const server = await startServer({
     name: "switchboard",
-    script: mainScript,
+    script: process.env["BENCH_MAIN"] ?? mainScript,
+    nodeOptions: (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
     env: gatewayEnv({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, API_KEY, LOG_LEVEL: options.logLevel ?? "Warn", LOG_FORMAT: "pretty" }),
     logFile: path.join(dir, "switchboard.log"),
     killAfterMs: 40_000 // its SHUTDOWN_TIMEOUT_MS is 30 s: a SIGKILL before that says nothing
   })
   try {
-    const created = await call(process.url, "POST", "/api/sessions", { name: "bench" })
+    const created = await call(server.url, "POST", "/api/sessions", { name: "bench" })
     const sessionId = created["id"]
     if (typeof sessionId !== "string") throw new BenchError(`POST /api/sessions returned no id: ${JSON.stringify(created)}`)
-    await call(process.url, "POST", `/api/sessions/${sessionId}/start`)
+    await call(server.url, "POST", `/api/sessions/${sessionId}/start`)
     const deadline = Date.now() + 30_000
     let status: unknown
     while (status !== "ready") {
@@ -65,16 +66,16 @@ export const startSwitchboard = async (dir: string, options: { databaseUrl?: str
         throw new BenchError(`session ${sessionId} did not become ready within 30 s (last status: ${JSON.stringify(status)})`)
       }
       await sleep(50)
-      status = (await call(process.url, "GET", `/api/sessions/${sessionId}`))["status"]
+      status = (await call(server.url, "GET", `/api/sessions/${sessionId}`))["status"]
     }
-    const sendUrl = `${process.url}/api/sessions/${sessionId}/messages/send-text`
-    const probe = await call(process.url, "POST", `/api/sessions/${sessionId}/messages/send-text`, SEND_TEXT)
+    const sendUrl = `${server.url}/api/sessions/${sessionId}/messages/send-text`
+    const probe = await call(server.url, "POST", `/api/sessions/${sessionId}/messages/send-text`, SEND_TEXT)
     if (probe["status"] !== "pending" || typeof probe["messageId"] !== "string") {
       throw new BenchError(`send-text answered an unexpected body: ${JSON.stringify(probe).slice(0, 300)}`)
     }
-    return { process, databaseUrl, sessionId, sendUrl }
+    return { process: server, databaseUrl, sessionId, sendUrl }
   } catch (error) {
-    await process.stop()
+    await server.stop()
     throw error
   }
 }
