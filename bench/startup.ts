@@ -6,6 +6,8 @@
  * For each N a data dir is prepared once through the API (N sessions created with autoStart,
  * linked, then the gateway stopped with SIGTERM) and kept as a template in the system's temp
  * dir; every run starts `node dist/main.js` on a fresh copy of it. Times are from the spawn.
+ * Then issue 19's bars, PASS or FAIL (a missed bar still exits 0: the figures are the result):
+ * health within 2 s, all ready within 3 s (1,000) and 10 s (5,000), ≤ 64 KB per idle session.
  *
  *   BENCH_SESSIONS   comma-separated session counts (default 1000,5000)
  *   BENCH_NODE_ARGS  extra node flags for the measured gateway (e.g. --cpu-prof)
@@ -18,6 +20,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { gatewayEnv, mainScript } from "../test/support/gatewayEnv.js"
+import { bar } from "./lib/report.js"
 
 const COUNTS = (process.env["BENCH_SESSIONS"] ?? "1000,5000").split(",").map(Number)
 const NODE_ARGS = (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
@@ -25,6 +28,10 @@ const MAIN = process.env["BENCH_MAIN"] ?? mainScript
 const KEY = "startup-bench-key-0123456789abcdef"
 /** How long the idle RSS is sampled after all are ready (see `idleRssKb`). */
 const SETTLE_SECONDS = Number(process.env["BENCH_SETTLE_SECONDS"] ?? 60)
+/** Issue 19's bars for a restart: the API answering, every session ready, memory per idle session. */
+const HEALTH_BAR_MS = 2_000
+const READY_BAR_MS = new Map([[1_000, 3_000], [5_000, 10_000]])
+const RSS_BAR_KB = 64
 /** Long enough for 5,000 sessions on a loaded 2-core machine; a slower start is a failed run. */
 const READY_TIMEOUT_MS = 120_000
 
@@ -206,13 +213,22 @@ console.log(
   `empty: listening ${seconds(empty.listeningMs)}, health ${seconds(empty.healthMs)}, ` +
     `CPU ${empty.readyCpu.toFixed(2)} s, RSS ${mbOf(empty.rss.afterReady)} MB, settled ${mbOf(empty.rss.settled)} MB`
 )
+const bars: Array<string> = []
 for (const count of COUNTS) {
   const run = await measure(templates.get(count)!, count, NODE_ARGS)
-  const perSession = (key: "afterReady" | "settled") => ((run.rss[key] - empty.rss[key]) / count).toFixed(0)
+  const perSession = (key: "afterReady" | "settled") => (run.rss[key] - empty.rss[key]) / count
   console.log(
     `${count} sessions: listening ${seconds(run.listeningMs)}, health ${seconds(run.healthMs)}, ` +
       `all ready ${seconds(run.readyMs)} (CPU ${run.readyCpu.toFixed(2)} s), ` +
       `RSS ${mbOf(run.rss.afterReady)} MB, settled ${mbOf(run.rss.settled)} MB: ` +
-      `${perSession("settled")} KB per idle session settled (${perSession("afterReady")} KB just after ready); load ${load()}`
+      `${perSession("settled").toFixed(0)} KB per idle session settled (${perSession("afterReady").toFixed(0)} KB just after ready); load ${load()}`
   )
+  bars.push(bar(`${count} sessions: health answering within ${HEALTH_BAR_MS / 1000} s of start`, run.healthMs <= HEALTH_BAR_MS, seconds(run.healthMs)))
+  const readyBar = READY_BAR_MS.get(count)
+  if (readyBar !== undefined) {
+    bars.push(bar(`${count} sessions: all ready within ${readyBar / 1000} s of start`, run.readyMs <= readyBar, seconds(run.readyMs)))
+  }
+  const settled = perSession("settled")
+  bars.push(bar(`${count} sessions: ≤ ${RSS_BAR_KB} KB of RSS per idle session (settled)`, settled <= RSS_BAR_KB, `${settled.toFixed(0)} KB`))
 }
+console.log(["", ...bars].join("\n"))
