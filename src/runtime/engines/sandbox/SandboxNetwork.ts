@@ -247,16 +247,21 @@ const make = (options: SandboxNetworkOptions) =>
         const closed = yield* Deferred.make<void>()
         const line = { sessionId, lineId: yield* Ref.getAndUpdate(nextLineId, (id) => id + 1), me, inbox, closed }
         // The queue is shut down only after the line left the switchboard, which is the only
-        // place that offers to it: an offer can never hit a shut-down queue.
-        yield* Effect.acquireRelease(
+        // place that offers to it: an offer can never hit a shut-down queue. The unplugging is
+        // added to the connection's scope as it is (`Scope.addFinalizerExit`), not through
+        // `Effect.acquireRelease`, which keeps a copy of the fiber's FiberRefs (a map of every
+        // FiberRef, ~2.4 KB) with the finalizer for as long as the connection lives.
+        yield* Effect.uninterruptible(Effect.zipRight(
           serialized(switchboard.plugIn(line)).pipe(
             Effect.zipRight(Ref.update(connectionCounts, HashMap.modifyAt(sessionId, (n) => Option.some(Option.getOrElse(n, () => 0) + 1))))
           ),
-          () =>
-            serialized(Effect.zipRight(switchboard.unplug(line), presence.connectionChanged(sessionId))).pipe(
-              Effect.zipRight(Queue.shutdown(inbox))
-            )
-        )
+          Effect.flatMap(Effect.scope, (scope) =>
+            // Made when the scope closes: built now, its effects would be held as long too.
+            Scope.addFinalizerExit(scope, () =>
+              serialized(Effect.zipRight(switchboard.unplug(line), presence.connectionChanged(sessionId))).pipe(
+                Effect.zipRight(Queue.shutdown(inbox))
+              )))
+        ))
         // "The session has it" is decided here, when the consumer takes an event: `pulled` runs
         // just before the event is handed to it, and a sequential consumer (the session actor)
         // finishes one event before it takes the next. Until
