@@ -1,4 +1,4 @@
-import { Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, type Option, Schedule } from "effect"
 import type { ReconnectSettings } from "../domain/Settings.js"
 
 
@@ -26,14 +26,26 @@ export const actorRestartSchedule = Schedule.exponential("500 millis", 2).pipe(
  * A `Schedule.driver` made the first time it is needed: a session's reconnect backoff and its
  * actor's restart backoff are needed only after a failure, and making them up front (the
  * schedule's combinators, the driver and its state) is work and memory for every session.
- * `reset` before any `next` does nothing, as a fresh driver's would.
+ * `reset` before any `next` does nothing, as a fresh driver's would. A class: its operations
+ * live on the prototype, not in closures and effects made for each of them (two per session).
  */
-export const driverWhenNeeded = <Out, In, R>(schedule: () => Schedule.Schedule<Out, In, R>) => {
-  let driver: Schedule.ScheduleDriver<Out, In, R> | undefined
-  const made = Effect.suspend(() =>
-    driver === undefined ? Effect.map(Schedule.driver(schedule()), (made) => (driver = made)) : Effect.succeed(driver))
-  return {
-    next: (input: In) => Effect.flatMap(made, (made) => made.next(input)),
-    reset: Effect.suspend(() => (driver === undefined ? Effect.void : driver.reset))
+class DriverWhenNeeded<Out, In, R> {
+  private driver: Schedule.ScheduleDriver<Out, In, R> | undefined
+  constructor(private readonly schedule: () => Schedule.Schedule<Out, In, R>) {}
+
+  next(input: In): Effect.Effect<Out, Option.Option<never>, R> {
+    return Effect.flatMap(
+      Effect.suspend(() =>
+        this.driver === undefined
+          ? Effect.map(Schedule.driver(this.schedule()), (made) => (this.driver = made))
+          : Effect.succeed(this.driver)),
+      (made) => made.next(input)
+    )
+  }
+
+  get reset(): Effect.Effect<void> {
+    return Effect.suspend(() => (this.driver === undefined ? Effect.void : this.driver.reset))
   }
 }
+
+export const driverWhenNeeded = <Out, In, R>(schedule: () => Schedule.Schedule<Out, In, R>) => new DriverWhenNeeded(schedule)

@@ -346,10 +346,10 @@ export const runSessionActor = (
           })
         ))
 
-    const makeLane = Effect.provide(
-      makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore: yield* MediaStore, queuedSends }),
-      yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeOutbound>>>()
-    )
+    const mediaStore = yield* MediaStore
+    const laneContext = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof makeOutbound>>>()
+    // A function, not an effect made up front: most sessions never make their lane.
+    const makeLane = () => Effect.provide(makeOutbound({ sessionId, readyConnection, messages, pacing, mediaStore, queuedSends }), laneContext)
     // A lane restarted after a crash starts empty; the unsent messages are queued again below.
     yield* Ref.set(queuedSends, 0)
     let lane: Outbound | undefined
@@ -363,7 +363,7 @@ export const runSessionActor = (
         Effect.suspend(() =>
           lane !== undefined
             ? lane.enqueue(messageId, row)
-            : Effect.flatMap(makeLane, (made) => {
+            : Effect.flatMap(makeLane(), (made) => {
               // Another fiber may have made it meanwhile: there is one lane.
               if (lane !== undefined) return lane.enqueue(messageId, row)
               lane = made

@@ -72,47 +72,67 @@ export const SqlAuthRepo = Layer.scoped(
       maxKeys: 500
     })
 
-    const forSession = (sessionId: string): AuthState => {
-      const readCreds = readCredsOf(sessionId)
+    const getKeys = Effect.fnUntraced(
+      function*(sessionId: string, type: string, ids: ReadonlyArray<string>) {
+        if (ids.length === 0) return {}
+        const rows = yield* sql<{ readonly key_id: string; readonly value: string }>`SELECT key_id, value
+          FROM engine_auth WHERE session_id = ${sessionId} AND kind = ${type} AND key_id IN ${sql.in(ids)}`
+        return Object.fromEntries(rows.map((row) => [row.key_id, decodeAuthValue(row.value)]))
+      },
+      orStoreUnavailable
+    )
 
-      const writeCreds = storeOperation(
-        (creds: unknown) => upsert(sessionId, CREDS, [[CREDS, creds]]))
-
-      const getKeys = Effect.fnUntraced(
-        function*(type: string, ids: ReadonlyArray<string>) {
-          if (ids.length === 0) return {}
-          const rows = yield* sql<{ readonly key_id: string; readonly value: string }>`SELECT key_id, value
-            FROM engine_auth WHERE session_id = ${sessionId} AND kind = ${type} AND key_id IN ${sql.in(ids)}`
-          return Object.fromEntries(rows.map((row) => [row.key_id, decodeAuthValue(row.value)]))
-        },
-        orStoreUnavailable
-      )
-
-      /** One transaction: a failure anywhere (bad value, SQL error) leaves every key as it was. */
-      const setKeys = Effect.fnUntraced(
-        function*(changes: Record<string, Record<string, unknown | null>>) {
-          for (const [type, entries] of Object.entries(changes)) {
-            // `undefined` deletes too, as in Baileys' own stores.
-            const [deletions, writes] = Arr.partition(Object.entries(entries), ([, value]) => value != null)
-            if (deletions.length > 0) {
-              yield* sql`DELETE FROM engine_auth WHERE session_id = ${sessionId} AND kind = ${type}
-                AND key_id IN ${sql.in(deletions.map(([keyId]) => keyId))}`
-            }
-            yield* upsert(sessionId, type, writes)
+    /** One transaction: a failure anywhere (bad value, SQL error) leaves every key as it was. */
+    const setKeys = Effect.fnUntraced(
+      function*(sessionId: string, changes: Record<string, Record<string, unknown | null>>) {
+        for (const [type, entries] of Object.entries(changes)) {
+          // `undefined` deletes too, as in Baileys' own stores.
+          const [deletions, writes] = Arr.partition(Object.entries(entries), ([, value]) => value != null)
+          if (deletions.length > 0) {
+            yield* sql`DELETE FROM engine_auth WHERE session_id = ${sessionId} AND kind = ${type}
+              AND key_id IN ${sql.in(deletions.map(([keyId]) => keyId))}`
           }
-        },
-        sql.withTransaction,
-        orStoreUnavailable
-      )
+          yield* upsert(sessionId, type, writes)
+        }
+      },
+      sql.withTransaction,
+      orStoreUnavailable
+    )
 
-      const clear = sql`DELETE FROM engine_auth WHERE session_id = ${sessionId}`.pipe(
+    const writeCreds = storeOperation((sessionId: string, creds: unknown) => upsert(sessionId, CREDS, [[CREDS, creds]]))
+
+    const clear = (sessionId: string) =>
+      sql`DELETE FROM engine_auth WHERE session_id = ${sessionId}`.pipe(
         Effect.asVoid,
         orStoreUnavailable,
         Effect.withSpan("AuthRepo.clear")
       )
 
-      return { readCreds, writeCreds, getKeys, setKeys, clear }
+    /**
+     * A session's credentials and keys. Its operations live on the prototype and make their
+     * effects when used: every running session holds one for as long as it runs, and the
+     * statements and effects made up front were ~1 KB per session (issue 19).
+     */
+    class SessionAuth implements AuthState {
+      constructor(private readonly sessionId: string) {}
+      get readCreds() {
+        return readCredsOf(this.sessionId)
+      }
+      get clear() {
+        return clear(this.sessionId)
+      }
+      writeCreds(creds: unknown) {
+        return writeCreds(this.sessionId, creds)
+      }
+      getKeys(type: string, ids: ReadonlyArray<string>) {
+        return getKeys(this.sessionId, type, ids)
+      }
+      setKeys(changes: Record<string, Record<string, unknown | null>>) {
+        return setKeys(this.sessionId, changes)
+      }
     }
+
+    const forSession = (sessionId: string): AuthState => new SessionAuth(sessionId)
 
     return { forSession } as const
   })
