@@ -1,6 +1,6 @@
 import type { StoreUnavailable } from "../../../domain/Errors.js"
 import { untilStoreIsBack } from "../../storeOutage.js"
-import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
+import { Array, Clock, Deferred, Duration, Effect, Layer, Option, Ref, type Scope } from "effect"
 import { type ConnectOptions, Engine, type EngineConnection, EngineError, EngineEvent, streamOfEvents } from "../../Engine.js"
 import { newPairingCode, newQrRef, newSandboxMessageId } from "./identity.js"
 import { type SandboxLine, SandboxNetwork } from "./SandboxNetwork.js"
@@ -24,39 +24,30 @@ const phoneNumberPattern = /^\+?\d{6,15}$/
 const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }: ConnectOptions) =>
   Effect.gen(function*() {
     const line = yield* network.attach(sessionId)
-    const scope = yield* Effect.scope
-    // True while QRs are shown: the only time a pairing code makes sense.
-    const awaitingLink = yield* Ref.make(false)
-    const pairingCodeEntered = yield* Deferred.make<void>()
-    const enterPairingCodeSoon = Effect.sleep(pairingCodeEntryDelay).pipe(
-      Effect.zipRight(Deferred.succeed(pairingCodeEntered, undefined))
-    )
-
+    const connection = new SandboxConnection(line, auth, yield* Effect.scope)
     const lifecycle = auth.readCreds.pipe(
       Effect.flatMap(Option.match({
         // A dropped or replaced connection must not go on linking (nor write creds) behind its successor.
-        onNone: () => Effect.raceFirst(linkDevice(network, line, { auth, sessionId, settings }, awaitingLink, pairingCodeEntered), line.awaitClosed),
+        onNone: () =>
+          Effect.flatMap(Effect.zip(Ref.make(true), Deferred.make<void>()), ([awaitingLink, pairingCodeEntered]) => {
+            connection.linking = { awaitingLink, pairingCodeEntered }
+            return Effect.raceFirst(linkDevice(network, line, { auth, sessionId, settings }, connection.linking), line.awaitClosed)
+          }),
         // No race: becoming ready does nothing on a line that is no longer live, and the race's
         // two fibers were most of what a linked session's connect cost.
         onSome: () => line.becomeReady
       }))
     )
     yield* Effect.forkScoped(lifecycle)
-
-    return Object.assign(new ReadThroughLine(line), {
-      takeEvents: line.takeEvents,
-      send: line.send,
-      react: line.react,
-      downloadMedia: line.downloadMedia,
-      requestPairingCode: (phoneNumber: string) =>
-        requestPairingCode(phoneNumber, awaitingLink).pipe(
-          // The code is "typed in" later, by a fiber of the connection rather than of the caller.
-          Effect.tap(() => Effect.forkIn(enterPairingCodeSoon, scope))
-        ),
-      markRead: line.markRead,
-      logout: logout(line, auth.clear)
-    }) satisfies EngineConnection
+    return connection satisfies EngineConnection
   })
+
+/** What linking a new device shares with the connection: whether QRs are shown, and the code's entry. */
+interface Linking {
+  /** True while QRs are shown: the only time a pairing code makes sense. */
+  readonly awaitingLink: Ref.Ref<boolean>
+  readonly pairingCodeEntered: Deferred.Deferred<void>
+}
 
 /**
  * Linking a new device: QRs rotating until the simulated phone scans one (after the network's
@@ -67,8 +58,7 @@ const linkDevice = (
   network: SandboxNetwork["Type"],
   line: SandboxLine,
   { auth, sessionId, settings }: Pick<ConnectOptions, "auth" | "sessionId" | "settings">,
-  awaitingLink: Ref.Ref<boolean>,
-  pairingCodeEntered: Deferred.Deferred<void>
+  { awaitingLink, pairingCodeEntered }: Linking
 ) => {
   const showQrsUntilExpired = Effect.forEach(Array.range(1, maxQrs), (n) =>
     Effect.gen(function*() {
@@ -85,7 +75,6 @@ const linkDevice = (
   )
 
   return Effect.gen(function*() {
-    yield* Ref.set(awaitingLink, true)
     const outcome = yield* Effect.raceFirst(
       showQrsUntilExpired.pipe(Effect.as("expired" as const)),
       phoneLinks.pipe(Effect.as("linked" as const))
@@ -104,13 +93,36 @@ const linkDevice = (
 }
 
 /**
- * A connection's operations, read through from its line, which makes them when first used.
- * Getters of a class, not of an object literal: those were ten closures per connected session.
+ * A sandbox connection: its operations read through from its line, which makes them when first
+ * used, and made themselves when used. Getters and methods of a class, not the closures and
+ * effects of an object literal: every running session holds its connection (issue 19: memory
+ * per idle session). `linking` exists only while a new device is being linked.
  */
-class ReadThroughLine {
-  constructor(private readonly line: SandboxLine) {}
+class SandboxConnection {
+  linking: Linking | undefined
+  constructor(
+    private readonly line: SandboxLine,
+    private readonly auth: ConnectOptions["auth"],
+    /** The connection's scope: a pairing code is "typed in" by a fiber of the connection, not of the caller. */
+    private readonly scope: Scope.Scope
+  ) {}
   get events() {
     return streamOfEvents(this.line.takeEvents)
+  }
+  get takeEvents() {
+    return this.line.takeEvents
+  }
+  get send() {
+    return this.line.send
+  }
+  get react() {
+    return this.line.react
+  }
+  get markRead() {
+    return this.line.markRead
+  }
+  get downloadMedia() {
+    return this.line.downloadMedia
   }
   get groups() {
     return this.line.groups
@@ -139,18 +151,29 @@ class ReadThroughLine {
   get calls() {
     return this.line.calls
   }
+  get logout() {
+    return logout(this.line, this.auth.clear)
+  }
+  requestPairingCode(phoneNumber: string) {
+    return Effect.tap(requestPairingCode(phoneNumber, this.linking), () => {
+      const pairingCodeEntered = this.linking?.pairingCodeEntered
+      return pairingCodeEntered === undefined
+        ? Effect.void
+        : Effect.forkIn(Effect.zipRight(Effect.sleep(pairingCodeEntryDelay), Deferred.succeed(pairingCodeEntered, undefined)), this.scope)
+    })
+  }
 }
 
 /**
  * Any well-formed number is accepted: the sandbox identity comes from the session id, and the
  * phone that enters the code is simulated.
  */
-const requestPairingCode = (phoneNumber: string, awaitingLink: Ref.Ref<boolean>) =>
+const requestPairingCode = (phoneNumber: string, linking: Linking | undefined) =>
   Effect.gen(function*() {
     if (!phoneNumberPattern.test(phoneNumber)) {
       return yield* new EngineError({ code: "INVALID_PHONE_NUMBER", message: "phoneNumber must be 6–15 digits", transient: false })
     }
-    if (!(yield* Ref.get(awaitingLink))) {
+    if (linking === undefined || !(yield* Ref.get(linking.awaitingLink))) {
       return yield* new EngineError({ code: "NOT_LINKING", message: "sandbox: the session is not waiting to be linked", transient: false })
     }
     return yield* newPairingCode
