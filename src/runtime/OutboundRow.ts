@@ -29,12 +29,27 @@ export interface NewOutbound {
   readonly millis: number
 }
 
+/**
+ * One object literal with every field named, in one order: a literal that spreads objects and
+ * then adds fields (`{ ...noExtras, ...extras, id, … }`) gets a hidden class of its own on each
+ * call once its site has seen a few shapes (Node 20's V8), ~3–30 µs a row, on every send.
+ */
 export const outboundRow = (outbound: NewOutbound): MessageRow => {
   const now = new Date(outbound.millis).toISOString()
-  const { extras, ...fields } = outbound.content
+  const { content } = outbound
+  const extras = content.extras
   return {
-    ...noExtras,
-    ...extras,
+    location: extras?.location ?? noExtras.location,
+    contacts: extras?.contacts ?? noExtras.contacts,
+    poll: extras?.poll ?? noExtras.poll,
+    linkPreview: extras?.linkPreview ?? noExtras.linkPreview,
+    forwarded: extras?.forwarded ?? noExtras.forwarded,
+    editedAt: extras?.editedAt ?? noExtras.editedAt,
+    edits: extras?.edits ?? noExtras.edits,
+    revoked: extras?.revoked ?? noExtras.revoked,
+    starred: extras?.starred ?? noExtras.starred,
+    pinned: extras?.pinned ?? noExtras.pinned,
+    source: extras?.source ?? noExtras.source,
     sendOptions: outbound.sendOptions,
     id: uuidv7(outbound.millis),
     sessionId: outbound.session.id,
@@ -42,7 +57,10 @@ export const outboundRow = (outbound: NewOutbound): MessageRow => {
     from: outbound.session.phone === null ? "" : `${outbound.session.phone}@c.us`,
     to: outbound.chatId,
     fromMe: true,
-    ...fields,
+    type: content.type,
+    text: content.text,
+    caption: content.caption,
+    media: content.media,
     status: "pending",
     ack: 0,
     error: null,

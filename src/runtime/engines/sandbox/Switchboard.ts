@@ -6,6 +6,7 @@ import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
 import { type HeldEvents, makeHeldEvents } from "./HeldEvents.js"
 import { sandboxPhoneOf } from "./identity.js"
 import { type HeldEvent, isHeldEvent, type LedgerContents, type LedgerOperations, type SentMessage } from "./Ledger.js"
+import { withChanges } from "../../withChanges.js"
 
 /**
  * The routing core of the sandbox network: which session is live, what waits for whom, and
@@ -98,7 +99,7 @@ const switchboardOf = (state: {
   const recordSent = (engineMessageId: string, message: SentMessage) =>
     Effect.zipRight(
       Ref.update(sentMessages, HashMap.set(engineMessageId, message)),
-      ledger.recordSent(engineMessageId, message.status === "pending" ? { ...message, status: "sent" } : message)
+      ledger.recordSent(engineMessageId, message.status === "pending" ? withChanges(message, { status: "sent" }) : message)
     )
 
   const liveLine = (sessionId: string) => Ref.get(lines).pipe(Effect.map(HashMap.get(sessionId)))
@@ -196,7 +197,7 @@ const switchboardOf = (state: {
       const delivered = awaiting.delivered.filter((phone) => phone !== memberPhone)
       const read = status === "read" ? awaiting.read.filter((phone) => phone !== memberPhone) : awaiting.read
       if (delivered.length === awaiting.delivered.length && read.length === awaiting.read.length) return
-      yield* recordSent(engineMessageId, { ...message.value, awaiting: { delivered, read } })
+      yield* recordSent(engineMessageId, withChanges(message.value, { awaiting: { delivered, read } }))
       if (delivered.length === 0 && awaiting.delivered.length > 0) yield* acknowledge(engineMessageId, "delivered")
       if (read.length === 0 && awaiting.read.length > 0) yield* acknowledge(engineMessageId, "read")
     })
@@ -206,7 +207,7 @@ const switchboardOf = (state: {
     Effect.gen(function*() {
       const message = HashMap.get(yield* Ref.get(sentMessages), engineMessageId)
       if (Option.isNone(message) || !isStatusAdvance(message.value.status, status)) return
-      const moved = { ...message.value, status }
+      const moved = withChanges(message.value, { status })
       // The ledger says `sent` already (see `recordSent`).
       if (status === "sent") yield* Ref.update(sentMessages, HashMap.set(engineMessageId, moved))
       else yield* recordSent(engineMessageId, moved)
