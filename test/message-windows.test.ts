@@ -84,4 +84,25 @@ describe("edit and revoke windows", () => {
       yield* advanceUntil(Effect.map(Fiber.poll(inTime), Option.isSome), "1 second", 15)
       expect((yield* Fiber.join(inTime))).toMatchObject({ text: "slow, edited", edits: [{ text: "slow" }] })
     }))
+  it.scoped("an action waiting on a message still being sent is refused as soon as the send fails (its batch cancelled)", () =>
+    Effect.gen(function*() {
+      const core = yield* startCore({ sandboxPairDelay: Duration.millis(10) })
+      const actions = Context.get(core.context, MessageActions)
+      const session = yield* core.sessions.create({ name: "cancelled" })
+      yield* core.supervisor.start(session.id)
+      yield* advanceUntil(Effect.orDie(Effect.map(core.sessions.get(session.id), (s) => s.status === "ready")))
+      // The first item's 30 s of "typing" hold the lane; the second waits, pending.
+      const chatId = "15550003333@c.us" as ChatId
+      const { batchId } = yield* core.messaging.sendBulk(session.id, {
+        messages: [{ type: "text", chatId, text: "first", typingMs: 30_000 }, { type: "text", chatId, text: "second" }]
+      })
+      const second = (yield* core.messaging.getBatch(session.id, batchId)).items[1]!.messageId
+      const edit = yield* Effect.fork(Effect.flip(actions.edit(session.id, second, "second, edited")))
+      yield* letFibersRun
+      expect(Option.isNone(yield* Fiber.poll(edit)), "answered before the batch was cancelled").toBe(true)
+      yield* core.messaging.cancelBatch(session.id, batchId)
+      // No time passes on the TestClock: the cancel itself ends the wait.
+      yield* advanceUntil(Effect.map(Fiber.poll(edit), Option.isSome), "0 millis", 20)
+      expect(yield* Fiber.join(edit)).toMatchObject({ _tag: "Conflict", code: "EDIT_NOT_ALLOWED", message: expect.stringContaining("status failed") })
+    }))
 })

@@ -91,13 +91,17 @@ const make = Effect.gen(function*() {
 
   /**
    * The row once it left `pending` (sent, or failed), or as it is after `NETWORK_WAIT`: the
-   * change is seen as its `message.ack`, which is published after the change committed.
+   * change is seen as its `message.ack` (the network took it) or `message.failed` (the send
+   * failed, or its batch was cancelled), each published after the change committed.
    */
   const leftPending = (row: MessageRow): Effect.Effect<MessageRow, StoreUnavailable> =>
     row.status !== "pending" ? Effect.succeed(row) : Effect.scoped(Effect.gen(function*() {
       const acked = yield* Deferred.make<void>()
       yield* events.observe((event) => {
-        if (event.event === "message.ack" && (event.data as { readonly messageId?: unknown }).messageId === row.id) {
+        if (
+          (event.event === "message.ack" || event.event === "message.failed") &&
+          (event.data as { readonly messageId?: unknown }).messageId === row.id
+        ) {
           Deferred.unsafeDone(acked, Exit.void)
         }
       })
