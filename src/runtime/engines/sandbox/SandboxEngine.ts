@@ -30,8 +30,10 @@ const connect = (network: SandboxNetwork["Type"], { auth, sessionId, settings }:
         // A dropped or replaced connection must not go on linking (nor write creds) behind its successor.
         onNone: () =>
           Effect.flatMap(Effect.zip(Ref.make(true), Deferred.make<void>()), ([awaitingLink, pairingCodeEntered]) => {
-            connection.linking = { awaitingLink, pairingCodeEntered }
-            return Effect.raceFirst(linkDevice(network, line, { auth, sessionId, settings }, connection.linking), line.awaitClosed)
+            const linking = connection.linking = { awaitingLink, pairingCodeEntered }
+            return Effect.raceFirst(linkDevice(network, line, { auth, sessionId, settings }, linking), line.awaitClosed).pipe(
+              Effect.ensuring(Effect.sync(() => void (connection.linking = undefined)))
+            )
           }),
         // No race: becoming ready does nothing on a line that is no longer live, and the race's
         // two fibers were most of what a linked session's connect cost.

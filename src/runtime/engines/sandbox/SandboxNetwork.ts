@@ -257,10 +257,11 @@ const make = (options: SandboxNetworkOptions) =>
           ),
           Effect.flatMap(Effect.scope, (scope) =>
             // Made when the scope closes: built now, its effects would be held as long too.
+            // Uninterruptible, as acquireRelease's release is: whoever closes the scope.
             Scope.addFinalizerExit(scope, () =>
-              serialized(Effect.zipRight(switchboard.unplug(line), presence.connectionChanged(sessionId))).pipe(
+              Effect.uninterruptible(serialized(Effect.zipRight(switchboard.unplug(line), presence.connectionChanged(sessionId))).pipe(
                 Effect.zipRight(Queue.shutdown(inbox))
-              )))
+              ))))
         ))
         // "The session has it" is decided here, when the consumer takes an event: `pulled` runs
         // just before the event is handed to it, and a sequential consumer (the session actor)
