@@ -10,15 +10,21 @@ import { advanceUntil, letFibersRun, startCore } from "./support/core.js"
  * everyone for about 2 days. Days of TestClock would fire every periodic timer of the core on
  * the way, so a message two days old is one whose stored send time says so.
  */
+/** A core on the TestClock with one ready sandbox session, and its message actions. */
+const readySession = (name: string) =>
+  Effect.gen(function*() {
+    const core = yield* startCore({ sandboxPairDelay: Duration.millis(10) })
+    const session = yield* core.sessions.create({ name })
+    yield* core.supervisor.start(session.id)
+    yield* advanceUntil(Effect.orDie(Effect.map(core.sessions.get(session.id), (s) => s.status === "ready")))
+    return { core, session, actions: Context.get(core.context, MessageActions) }
+  })
+
 describe("edit and revoke windows", () => {
   it.scoped("an own message can be edited for 15 minutes and deleted for everyone for 2 days, then 409", () =>
     Effect.gen(function*() {
-      const core = yield* startCore({ sandboxPairDelay: Duration.millis(10) })
-      const actions = Context.get(core.context, MessageActions)
+      const { actions, core, session } = yield* readySession("windows")
       const sql = Context.get(core.context, SqlClient.SqlClient)
-      const session = yield* core.sessions.create({ name: "windows" })
-      yield* core.supervisor.start(session.id)
-      yield* advanceUntil(Effect.orDie(Effect.map(core.sessions.get(session.id), (s) => s.status === "ready")))
       const send = (text: string) =>
         Effect.gen(function*() {
           const { messageId } = yield* core.messaging.sendText(session.id, { chatId: "15550003333@c.us" as ChatId, text })
@@ -61,11 +67,7 @@ describe("edit and revoke windows", () => {
 
   it.scoped("an action on a message still being sent waits for it up to NETWORK_WAIT, then is 409 with the message pending", () =>
     Effect.gen(function*() {
-      const core = yield* startCore({ sandboxPairDelay: Duration.millis(10) })
-      const actions = Context.get(core.context, MessageActions)
-      const session = yield* core.sessions.create({ name: "in-flight" })
-      yield* core.supervisor.start(session.id)
-      yield* advanceUntil(Effect.orDie(Effect.map(core.sessions.get(session.id), (s) => s.status === "ready")))
+      const { actions, core, session } = yield* readySession("in-flight")
       // 30 s of "typing" hold the send; the edit's wait ends first.
       const { messageId } = yield* core.messaging.sendText(session.id, { chatId: "15550003333@c.us" as ChatId, text: "slow", typingMs: 30_000 })
       const tooSoon = yield* Effect.fork(Effect.flip(actions.edit(session.id, messageId, "slow, edited")))
@@ -86,11 +88,7 @@ describe("edit and revoke windows", () => {
     }))
   it.scoped("an action waiting on a message still being sent is refused as soon as the send fails (its batch cancelled)", () =>
     Effect.gen(function*() {
-      const core = yield* startCore({ sandboxPairDelay: Duration.millis(10) })
-      const actions = Context.get(core.context, MessageActions)
-      const session = yield* core.sessions.create({ name: "cancelled" })
-      yield* core.supervisor.start(session.id)
-      yield* advanceUntil(Effect.orDie(Effect.map(core.sessions.get(session.id), (s) => s.status === "ready")))
+      const { actions, core, session } = yield* readySession("cancelled")
       // The first item's 30 s of "typing" hold the lane; the second waits, pending.
       const chatId = "15550003333@c.us" as ChatId
       const { batchId } = yield* core.messaging.sendBulk(session.id, {
