@@ -5,11 +5,6 @@ import type { ChatId } from "../src/domain/Ids.js"
 import { MessageActions, NETWORK_WAIT } from "../src/services/MessageActions.js"
 import { advanceUntil, letFibersRun, startCore } from "./support/core.js"
 
-/**
- * WhatsApp's windows: editing for 15 minutes after sending, on the TestClock; deleting for
- * everyone for about 2 days. Days of TestClock would fire every periodic timer of the core on
- * the way, so a message two days old is one whose stored send time says so.
- */
 /** A core on the TestClock with one ready sandbox session, and its message actions. */
 const readySession = (name: string) =>
   Effect.gen(function*() {
@@ -20,6 +15,11 @@ const readySession = (name: string) =>
     return { core, session, actions: Context.get(core.context, MessageActions) }
   })
 
+/**
+ * WhatsApp's windows: editing for 15 minutes after sending, on the TestClock; deleting for
+ * everyone for about 2 days. Days of TestClock would fire every periodic timer of the core on
+ * the way, so a message two days old is one whose stored send time says so.
+ */
 describe("edit and revoke windows", () => {
   it.scoped("an own message can be edited for 15 minutes and deleted for everyone for 2 days, then 409", () =>
     Effect.gen(function*() {
@@ -86,6 +86,7 @@ describe("edit and revoke windows", () => {
       yield* advanceUntil(Effect.map(Fiber.poll(inTime), Option.isSome), "1 second", 15)
       expect((yield* Fiber.join(inTime))).toMatchObject({ text: "slow, edited", edits: [{ text: "slow" }] })
     }))
+
   it.scoped("an action waiting on a message still being sent is refused as soon as the send fails (its batch cancelled)", () =>
     Effect.gen(function*() {
       const { actions, core, session } = yield* readySession("cancelled")

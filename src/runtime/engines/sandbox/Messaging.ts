@@ -161,7 +161,7 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, co
       if (Option.isSome(owner) && (yield* blocks(owner.value, from))) return { engineMessageId, timestamp }
       yield* conversations.record(recipientPhone, { engineMessageId, chatId: from, from, fromLid, fromMe: false, payload, timestamp })
       if (Option.isSome(owner)) {
-        yield* handTo(owner.value, received({ engineMessageId, chatId: from, from, fromLid: line.me.lid }, payload, timestamp))
+        yield* handTo(owner.value, received({ engineMessageId, chatId: from, from, fromLid }, payload, timestamp))
       } else if (isEchoPhone(recipientPhone)) {
         yield* acknowledge(engineMessageId, "delivered")
         yield* acknowledge(engineMessageId, "read")

@@ -157,12 +157,12 @@ class SandboxConnection {
     return logout(this.line, this.auth.clear)
   }
   requestPairingCode(phoneNumber: string) {
-    return Effect.tap(requestPairingCode(phoneNumber, this.linking), () => {
-      const pairingCodeEntered = this.linking?.pairingCodeEntered
-      return pairingCodeEntered === undefined
-        ? Effect.void
-        : Effect.forkIn(Effect.zipRight(Effect.sleep(pairingCodeEntryDelay), Deferred.succeed(pairingCodeEntered, undefined)), this.scope)
-    })
+    const linking = this.linking
+    if (linking === undefined) return requestPairingCode(phoneNumber, false)
+    return Effect.tap(
+      Effect.flatMap(Ref.get(linking.awaitingLink), (awaiting) => requestPairingCode(phoneNumber, awaiting)),
+      () => Effect.forkIn(Effect.zipRight(Effect.sleep(pairingCodeEntryDelay), Deferred.succeed(linking.pairingCodeEntered, undefined)), this.scope)
+    )
   }
 }
 
@@ -170,12 +170,12 @@ class SandboxConnection {
  * Any well-formed number is accepted: the sandbox identity comes from the session id, and the
  * phone that enters the code is simulated.
  */
-const requestPairingCode = (phoneNumber: string, linking: Linking | undefined) =>
+const requestPairingCode = (phoneNumber: string, awaitingLink: boolean) =>
   Effect.gen(function*() {
     if (!phoneNumberPattern.test(phoneNumber)) {
       return yield* new EngineError({ code: "INVALID_PHONE_NUMBER", message: "phoneNumber must be 6–15 digits", transient: false })
     }
-    if (linking === undefined || !(yield* Ref.get(linking.awaitingLink))) {
+    if (!awaitingLink) {
       return yield* new EngineError({ code: "NOT_LINKING", message: "sandbox: the session is not waiting to be linked", transient: false })
     }
     return yield* newPairingCode
