@@ -1,11 +1,11 @@
 /**
- * Switchboard as a library: the service tags, schemas and errors, the REST contract, and the
- * layers to compose. See README "Embedding" for a complete program.
+ * Switchboard as a library: the service tags, schemas and errors, and the core to compose. The
+ * rest has entries of its own (package.json "exports", files in src/entry/): the REST API
+ * (`switchboard/http`, `/client`), the engines (`/engines/sandbox`, `/engines/baileys`) and the
+ * backends (`/store/postgres`, `/cache/redis`, `/media/s3`), so that importing the core loads
+ * none of Baileys, pg, ioredis or the AWS SDK. See README "Embedding" for a complete program.
  */
-export * from "./http/Api.js"
-export { wireError } from "./http/wireError.js"
-export { ApiLive, HttpServerLive } from "./http/Server.js"
-export * from "./app/App.js"
+export { type CoreOptions, engineFromSettings, storeFromSettings, SwitchboardCore } from "./app/App.js"
 export { defaultSettings, settingsConfig } from "./app/Config.js"
 export { AppSettings, type MediaSettings, type Settings } from "./domain/Settings.js"
 export { MediaStore, type MediaStoreService } from "./runtime/ports/MediaStore.js"
@@ -13,8 +13,6 @@ export { Cache, CacheUnavailable, type CacheService } from "./runtime/ports/Cach
 export { LinkPreviews, type LinkPreviewsService } from "./runtime/LinkPreviews.js"
 export * from "./runtime/Engine.js"
 export type * from "./runtime/EngineDirectory.js"
-export { SandboxEngineLive } from "./runtime/engines/sandbox/SandboxEngine.js"
-export { SandboxNetwork } from "./runtime/engines/sandbox/SandboxNetwork.js"
 export { Lifecycle, type LifecycleService, type LifecycleSettings } from "./services/Lifecycle.js"
 export { reconnectSchedule } from "./runtime/ReconnectPolicy.js"
 export { type ReconnectSettings } from "./domain/Settings.js"

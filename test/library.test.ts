@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option, Stream } from "effect"
-// Everything comes from the package's public entry, as a library user would import it.
-import { ChatId, defaultSettings, Events, Messaging, sandboxEngineLayer, Sessions, SwitchboardCore } from "../src/index.js"
+// Everything comes from the package's public entries (`switchboard`, `switchboard/engines/sandbox`), as a library user would import it.
+import { ChatId, defaultSettings, Events, Messaging, Sessions, SwitchboardCore } from "../src/index.js"
+import { sandboxEngineLayer } from "../src/entry/sandbox.js"
 import { tempDir } from "./support/gateway.js"
 
 describe("Switchboard embedded in an Effect program, without HTTP", () => {
