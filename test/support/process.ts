@@ -36,6 +36,8 @@ export interface GatewayProcess {
 
 export interface SpawnOptions {
   readonly dataDir: string
+  /** The gateway's script; default dist/bundle/main.js (another: an installed package's `switchboard`). */
+  readonly script?: string
   /** Extra or overriding variables; `undefined` removes one. */
   readonly env?: Record<string, string | undefined>
   /** The key `call` sends by default (otherwise API_KEY from `env`, or TEST_KEY). */
@@ -72,8 +74,9 @@ export const useGatewayProcesses = () => {
 
 /** Starts `node dist/bundle/main.js` on a free port (`PORT=0`) and resolves once it printed `Listening on …`. */
 export const spawnGateway = (options: SpawnOptions): Promise<GatewayProcess> => {
-  if (!fs.existsSync(mainScript)) {
-    throw new Error(`${mainScript} is missing: run \`npm run build\` first (\`npm test\` builds before running vitest)`)
+  const script = options.script ?? mainScript
+  if (!fs.existsSync(script)) {
+    throw new Error(`${script} is missing: run \`npm run build\` first (\`npm test\` builds before running vitest)`)
   }
   return startOnce(options)
 }
@@ -82,7 +85,7 @@ const startOnce = (options: SpawnOptions): Promise<GatewayProcess> => {
   // No gateway setting is inherited from the environment of the test run.
   const env = gatewayEnv({ DATA_DIR: options.dataDir, ...options.env })
 
-  const child = spawn(process.execPath, [mainScript], { env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [options.script ?? mainScript], { env, stdio: ["ignore", "pipe", "pipe"] })
   live.add(child)
   let stdout = ""
   let stderr = ""
