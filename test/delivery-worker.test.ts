@@ -28,7 +28,7 @@ const storeWithWebhooks = (count: number) =>
     for (const row of webhooks) yield* Context.get(context, WebhookRepo).insert(row)
     const makeDue = (webhook: WebhookRow, n: number) =>
       Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) =>
-        deliveries.create(makeEvent("message.ack", "s1", { i }), [webhook.id], new Date(Date.now() - 60_000 + i).toISOString()), { discard: true })
+        deliveries.create(makeEvent("message.ack", "s1", { messageId: `m${i}`, chatId: "15550001111@c.us", status: "read", ack: 3, previousStatus: "delivered" }), [webhook.id], new Date(Date.now() - 60_000 + i).toISOString()), { discard: true })
     return { context, deliveries, webhooks, makeDue }
   })
 

@@ -1,39 +1,184 @@
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Option, Stream } from "effect"
-// Everything comes from the package's public entries (`switchboard`, `switchboard/engines/sandbox`), as a library user would import it.
-import { ChatId, defaultSettings, Events, Messaging, Sessions, SwitchboardCore } from "../src/index.js"
-import { sandboxEngineLayer } from "../src/entry/sandbox.js"
-import { tempDir } from "./support/gateway.js"
+import { Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, type Scope, Stream } from "effect"
+import * as fs from "node:fs"
+import { createServer } from "node:http"
+import * as path from "node:path"
+// Everything comes from the package's public entry, as a library user would import it.
+import {
+  Cache,
+  CacheUnavailable,
+  ChatId,
+  defaultSettings,
+  Events,
+  Health,
+  MediaStore,
+  type MediaStoreService,
+  Messaging,
+  Sessions,
+  Switchboard,
+  type SwitchboardServices
+} from "../src/index.js"
+import { memoryCache } from "../src/layers/cache/cacheLayers.js"
+import { makeCall, TEST_KEY, tempDir } from "./support/gateway.js"
+import { files } from "./support/mediaIntake.js"
+
+/** Fast sandbox linking, no pacing: the tests wait for nothing they do not test. */
+const quick = { sandboxPairDelay: Duration.millis(20), pacing: { sendsPerMinute: 0 } }
+
+/** Runs `program` against a Switchboard layer, in a scope that closes (draining) after it. */
+const within = <A, E, E2>(layer: Layer.Layer<SwitchboardServices, E2>, program: Effect.Effect<A, E, SwitchboardServices | Scope.Scope>) =>
+  Effect.scoped(Effect.provide(program, layer)).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+
+const readySession = (name: string) =>
+  Effect.gen(function*() {
+    const sessions = yield* Sessions
+    const session = yield* sessions.create({ name, autoStart: true })
+    yield* sessions.awaitStatus(session.id, (status) => status === "ready", "10 seconds")
+    return session
+  })
+
+/** A MediaStore in memory, whose keys the test can read. */
+const mediaInMemory = () => {
+  const objects = new Map<string, Uint8Array>()
+  const service: MediaStoreService = {
+    put: (key, data) => Effect.sync(() => void objects.set(key, data)),
+    read: (key) => Effect.sync(() => Option.fromNullable(objects.get(key))),
+    stream: (key) =>
+      Effect.sync(() => Option.map(Option.fromNullable(objects.get(key)), (data) => ({ size: data.byteLength, stream: Stream.make(data) }))),
+    remove: (key) => Effect.sync(() => void objects.delete(key)),
+    removeAll: (prefix) => Effect.sync(() => [...objects.keys()].filter((key) => key.startsWith(`${prefix}/`)).forEach((key) => objects.delete(key)))
+  }
+  return { objects, layer: Layer.succeed(MediaStore, service) }
+}
 
 describe("Switchboard embedded in an Effect program, without HTTP", () => {
-  it.live("creates a sandbox session, waits for ready, sends a message and receives the echo", () =>
-    Effect.gen(function*() {
-      const dataDir = tempDir()
-      const settings = yield* defaultSettings({ dataDir, databaseUrl: `sqlite:${dataDir}/sb.db`, sandboxPairDelay: Duration.millis(20) })
-      const program = Effect.gen(function*() {
-        const sessions = yield* Sessions
+  it.live("creates a sandbox session, waits for ready, sends a message and hears the echo as a typed event", () =>
+    within(
+      Switchboard.layer({ dataDir: tempDir(), engine: "sandbox", settings: quick }),
+      Effect.gen(function*() {
         const messaging = yield* Messaging
-        const events = yield* Events
-        const feed = yield* events.subscribe
+        // Subscribed before anything happens: the session's status changes come first, and are filtered out.
+        const received = yield* Events.ofKind("message.received")
+        const session = yield* readySession("embedded")
 
-        const session = yield* sessions.create({ name: "embedded", autoStart: true })
-        const ready = yield* sessions.awaitStatus(session.id, (status) => status === "ready", "10 seconds")
-        expect(ready.status).toBe("ready")
-
-        const echo = "15550007777@c.us" as ChatId
+        const echo = ChatId.make("+1 555 000 7777")
         const sent = yield* messaging.sendText(session.id, { chatId: echo, text: "hello from a library" })
-        const received = yield* feed.pipe(
-          Stream.filter((event) => event.event === "message.received"),
-          Stream.runHead,
+        const event = Option.getOrThrow(yield* received.pipe(Stream.runHead, Effect.timeout("10 seconds")))
+        expect(event.event).toBe("message.received")
+        expect(event.sessionId).toBe(session.id)
+        // Typed by its kind: the message and both ids of the sender (an echo contact has no LID).
+        expect(event.data.message.text).toBe("hello from a library")
+        expect(event.data.message.from).toBe(echo)
+        expect(event.data.phone).toBe(echo)
+        expect(event.data.lid).toBeNull()
+        expect((yield* messaging.get(session.id, sent.messageId)).fromMe).toBe(true)
+      })
+    ))
+
+  it.live("Events.ofKind takes several kinds and passes only those", () =>
+    within(
+      Switchboard.layer({ dataDir: tempDir(), engine: "sandbox", settings: quick }),
+      Effect.gen(function*() {
+        const statuses = yield* Events.ofKind("session.status", "session.qr")
+        yield* readySession("watched")
+        const seen = yield* statuses.pipe(
+          Stream.takeUntil((event) => event.event === "session.status" && event.data.status === "ready"),
+          Stream.runCollect,
           Effect.timeout("10 seconds")
         )
-        const event = Option.getOrThrow(received)
-        expect(event.sessionId).toBe(session.id)
-        // Both ids of the sender ride along; an echo contact has no LID.
-        expect(event.data).toMatchObject({ message: { text: "hello from a library", from: echo }, phone: echo, lid: null })
-        const stored = yield* messaging.get(session.id, sent.messageId)
-        expect(stored.fromMe).toBe(true)
+        const kinds = new Set(Array.from(seen, (event) => event.event))
+        expect([...kinds].sort()).toEqual(["session.qr", "session.status"])
+        const qr = Array.from(seen).find((event) => event.event === "session.qr")
+        expect(qr?.event === "session.qr" && typeof qr.data.expiresAt).toBe("string")
       })
-      yield* Effect.scoped(Effect.provide(program, SwitchboardCore(settings, sandboxEngineLayer(settings))))
+    ))
+
+  it.live("dataDir decides where the database is: a second start on the same dataDir finds the session", () =>
+    Effect.gen(function*() {
+      const dataDir = tempDir()
+      expect((yield* defaultSettings({ dataDir })).databaseUrl).toBe(`sqlite:${path.join(dataDir, "switchboard.db")}`)
+      const layer = () => Switchboard.layer({ dataDir, engine: "sandbox", settings: quick })
+      const created = yield* within(layer(), Effect.flatMap(Sessions, (sessions) => sessions.create({ name: "kept" })))
+      expect(fs.existsSync(path.join(dataDir, "switchboard.db"))).toBe(true)
+      const found = yield* within(layer(), Effect.flatMap(Sessions, (sessions) => sessions.get(created.id)))
+      expect(found.name).toBe("kept")
+    }))
+
+  it.live("a MediaStore given as a layer is the one media is written to, over the settings' own", () =>
+    Effect.gen(function*() {
+      const dataDir = tempDir()
+      const media = mediaInMemory()
+      yield* within(
+        Switchboard.layer({ dataDir, engine: "sandbox", settings: quick, media: media.layer }),
+        Effect.gen(function*() {
+          const session = yield* readySession("pictures")
+          const sent = yield* (yield* Messaging).sendMedia(session.id, {
+            chatId: ChatId.make("15550007777"),
+            kind: "image",
+            source: { data: files.png }
+          })
+          expect(media.objects.get(`${session.id}/${sent.messageId}`)).toEqual(files.png)
+        })
+      )
+      // The default store (files under <dataDir>/media) was never built.
+      expect(fs.existsSync(path.join(dataDir, "media"))).toBe(false)
+    }))
+
+  it.live("a Cache given as a layer is the one the gateway uses, over the settings' own", () =>
+    Effect.gen(function*() {
+      // The memory cache, but unreachable: health says so only if it is the one in use.
+      const unreachable = Layer.effect(
+        Cache,
+        Effect.map(Effect.provide(Cache, memoryCache()), (cache) => ({
+          ...cache,
+          ping: Effect.fail(new CacheUnavailable({ operation: "ping", cause: "the test's cache is down" }))
+        }))
+      )
+      const report = yield* within(
+        Switchboard.layer({ dataDir: tempDir(), engine: "sandbox", settings: quick, cache: unreachable }),
+        Effect.flatMap(Health, (health) => health.report)
+      )
+      expect(report.status).toBe("degraded")
+      expect(report.checks.cache).toBe("memory: unreachable")
+    }))
+})
+
+describe("Switchboard's REST API served on the embedder's own HTTP server", () => {
+  it.live("answers a bad body with the API's error shape, caps bodies, and serves the routes", () =>
+    Effect.gen(function*() {
+      const server = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
+      const layer = Switchboard.apiLayer({
+        dataDir: tempDir(),
+        engine: "sandbox",
+        settings: { ...quick, apiKey: Option.some(Redacted.make(TEST_KEY)), bodyMaxBytes: 4096 }
+      }).pipe(Layer.provideMerge(server))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const address = (yield* HttpServer.HttpServer).address as HttpServer.TcpAddress
+        const call = makeCall(`http://127.0.0.1:${address.port}`)
+        return yield* Effect.promise(async () => {
+          const created = await call("POST", "/api/sessions", { body: { name: "over-my-server" } })
+          expect(created.status).toBe(201)
+
+          // A wrong type: the API's shape, not Schema's `{"issues":[…]}` quoting the input.
+          const wrongType = await call("POST", "/api/sessions", { body: { name: { secret: "do not echo" } } })
+          expect(wrongType.status).toBe(400)
+          expect(wrongType.body).toMatchObject({ statusCode: 400, code: "VALIDATION_FAILED" })
+          expect(wrongType.body).not.toHaveProperty("issues")
+          expect(JSON.stringify(wrongType.body)).not.toContain("do not echo")
+
+          const malformed = await call("POST", "/api/sessions", { raw: "{\"name\": " })
+          expect(malformed.status).toBe(400)
+          expect(malformed.body).toMatchObject({ statusCode: 400, code: "VALIDATION_FAILED" })
+
+          const tooLarge = await call("POST", "/api/sessions", { body: { name: "x".repeat(8192) } })
+          expect(tooLarge.status).toBe(413)
+          expect(tooLarge.body).toMatchObject({ statusCode: 413 })
+
+          // The middleware around the routes is there too: every answer carries its request id.
+          expect(created.headers.get("x-request-id")).toBeTruthy()
+        })
+      }).pipe(Effect.provide(layer), Logger.withMinimumLogLevel(LogLevel.Warning)))
     }))
 })

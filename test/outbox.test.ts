@@ -79,13 +79,13 @@ for (const backend of storeBackends("outbox.test.ts")) {
           // A savepoint that rolls back takes its event along; the transaction around it commits the rest.
           yield* transactionally(Effect.gen(function*() {
             yield* Effect.exit(transactionally(Effect.zipRight(announce("failed"), Effect.fail("inner abandoned"))))
-            yield* events.publish(makeEvent("session.qr", row.id, { qr: "after the savepoint" }))
+            yield* events.publish(makeEvent("session.qr", row.id, { qr: "after the savepoint", expiresAt: "2030-01-01T00:00:00.000Z" }))
           }))
-          expect(yield* heardSoon).toEqual([{ qr: "after the savepoint" }])
+          expect(yield* heardSoon).toEqual([{ qr: "after the savepoint", expiresAt: "2030-01-01T00:00:00.000Z" }])
 
           // Outside a transaction, at once.
-          yield* events.publish(makeEvent("session.qr", row.id, { qr: "alone" }))
-          expect(yield* heardSoon).toEqual([{ qr: "alone" }])
+          yield* events.publish(makeEvent("session.qr", row.id, { qr: "alone", expiresAt: "2030-01-01T00:00:00.000Z" }))
+          expect(yield* heardSoon).toEqual([{ qr: "alone", expiresAt: "2030-01-01T00:00:00.000Z" }])
         }).pipe(Effect.provide(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings)))))
       }))
 
@@ -100,7 +100,7 @@ for (const backend of storeBackends("outbox.test.ts")) {
           const [first, middle, last] = [rows[0]!.id, rows[120]!.id, rows[249]!.id]
           const minute = (n: number) => `2030-01-01T00:${String(n).padStart(2, "0")}:00.000Z`
           const deliveryAt = (webhookId: string, at: string) =>
-            Effect.map(deliveries.create(makeEvent("message.ack", "s1", { at }), [webhookId], at), ([id]) => id!)
+            Effect.map(deliveries.create(makeEvent("message.ack", "s1", { messageId: at, chatId: "15550001111@c.us", status: "read", ack: 3, previousStatus: "delivered" }), [webhookId], at), ([id]) => id!)
           // The first webhook: five due; the middle one: two due and one not yet; the last: only a delivered one.
           const firsts = [yield* deliveryAt(first, minute(1)), yield* deliveryAt(first, minute(3)), yield* deliveryAt(first, minute(5))]
           firsts.push(yield* deliveryAt(first, minute(6)), yield* deliveryAt(first, minute(7)))

@@ -147,9 +147,9 @@ for (const backend of storeBackends("store.test.ts")) {
 
           const all = yield* sessions.list({ status: "stopped" }, Option.none())
           expect(all).toEqual({ items: stopped, total: 3 })
-          const second = yield* sessions.list({ status: "stopped" }, Option.some({ page: 2, limit: 2, offset: 2 }))
+          const second = yield* sessions.list({ status: "stopped" }, Option.some({ page: 2, limit: 2 }))
           expect(second).toEqual({ items: [stopped[2]], total: 3 })
-          const beyond = yield* sessions.list({ status: "stopped" }, Option.some({ page: 5, limit: 2, offset: 8 }))
+          const beyond = yield* sessions.list({ status: "stopped" }, Option.some({ page: 5, limit: 2 }))
           expect(beyond).toEqual({ items: [], total: 3 })
         }))
 
@@ -301,11 +301,11 @@ for (const backend of storeBackends("store.test.ts")) {
           const all = yield* messages.list(sessionId, {}, Option.none())
           expect([ids(all), all.total]).toEqual([["m5", "m4", "m3", "m2", "m1"], 5])
 
-          const first = yield* messages.list(sessionId, {}, Option.some({ page: 1, limit: 2, offset: 0 }))
+          const first = yield* messages.list(sessionId, {}, Option.some({ page: 1, limit: 2 }))
           expect([ids(first), first.total]).toEqual([["m5", "m4"], 5])
           expect(first.items[0]!.statusHistory.map((h) => h.status)).toEqual(["delivered"])
           expect(first.items[1]!.statusHistory.map((h) => h.status)).toEqual(["pending", "sent", "delivered"])
-          const third = yield* messages.list(sessionId, {}, Option.some({ page: 3, limit: 2, offset: 4 }))
+          const third = yield* messages.list(sessionId, {}, Option.some({ page: 3, limit: 2 }))
           expect([ids(third), third.total]).toEqual([["m1"], 5])
 
           const list = (filter: Parameters<typeof messages.list>[1]) =>
@@ -315,7 +315,7 @@ for (const backend of storeBackends("store.test.ts")) {
           expect(yield* list({ since: at(2), until: at(4) })).toEqual(["m4", "m3", "m2"])
           expect(yield* list({ status: "pending" })).toEqual([])
           expect(yield* list({ status: "delivered", chatId: "other@c.us" })).toEqual(["m4"])
-          const filtered = yield* messages.list(sessionId, { direction: "out" }, Option.some({ page: 1, limit: 3, offset: 0 }))
+          const filtered = yield* messages.list(sessionId, { direction: "out" }, Option.some({ page: 1, limit: 3 }))
           expect([ids(filtered), filtered.total]).toEqual([["m4", "m3", "m2"], 4])
         }))
 
@@ -392,8 +392,8 @@ for (const backend of storeBackends("store.test.ts")) {
             yield* sql`INSERT INTO labels ${sql.insert({ session_id: sessionId, id: label, name: label, color: 0, updated_at: at(0) })}`
             for (const chatId of [friend, ...others]) yield* sql`INSERT INTO chat_labels ${sql.insert({ session_id: sessionId, chat_id: chatId, label_id: label })}`
           }
-          const first = yield* chats.list(sessionId, {}, Option.some({ page: 1, limit: 3, offset: 0 }))
-          const second = yield* chats.list(sessionId, {}, Option.some({ page: 2, limit: 3, offset: 3 }))
+          const first = yield* chats.list(sessionId, {}, Option.some({ page: 1, limit: 3 }))
+          const second = yield* chats.list(sessionId, {}, Option.some({ page: 2, limit: 3 }))
           expect(first.total).toBe(4)
           expect([...first.items, ...second.items].map((chat) => chat.chatId)).toEqual([...others].reverse().concat(friend))
           for (const chat of first.items) expect(chat.labels.map((label) => label.id)).toEqual(["l1", "l2", "l3"])

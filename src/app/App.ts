@@ -4,7 +4,7 @@ import { NodeContext } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { DashboardServerLive } from "../http/Dashboard.js"
-import { HttpServerLive } from "../http/Server.js"
+import { HttpServerLive, serveApi } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
 import { SandboxCallSimulator, SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
@@ -35,6 +35,7 @@ import { SessionSettingsStore } from "../services/SessionSettings.js"
 import { StatusUpdates } from "../services/StatusUpdates.js"
 import { AppSettings, type Settings } from "../domain/Settings.js"
 import { MediaStore } from "../runtime/ports/MediaStore.js"
+import type { Cache } from "../runtime/ports/Cache.js"
 import { LinkPreviews } from "../runtime/LinkPreviews.js"
 import { RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "../layers/store/index.js"
 import { topologyFromSettings } from "./Topology.js"
@@ -65,8 +66,20 @@ export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, neve
 export const storeFromSettings = (settings: Settings) =>
   RepositoriesLive.pipe(Layer.provideMerge(storeLayerFromUrl(settings.databaseUrl)))
 
-/** What an embedder (or a test) may put in place of the gateway's own parts. */
-export interface CoreOptions {
+/** What a Store layer provides: the transactions, every repository, and the `SqlClient` under them. */
+export type StoreServices = Layer.Layer.Success<ReturnType<typeof storeFromSettings>>
+
+/**
+ * What an embedder (or a test) may put in place of the gateway's own parts. A layer given here
+ * wins over the settings: with `media`, `MEDIA_URL` is not read, and so on.
+ */
+export interface CoreOptions<StoreError = never, CacheError = never, MediaError = never> {
+  /** The Store and its repositories; by default the database of `databaseUrl` (`storeFromSettings`). */
+  readonly store?: Layer.Layer<StoreServices, StoreError> | undefined
+  /** The cache and shared limits; by default the one of `cacheUrl` (`cacheFromSettings`). */
+  readonly cache?: Layer.Layer<Cache, CacheError> | undefined
+  /** Where media bytes are kept; by default the one of `media.url` (`mediaStoreFromSettings`). */
+  readonly media?: Layer.Layer<MediaStore, MediaError> | undefined
   /** How texts get their link previews; by default fetched by the gateway (`LinkPreviews.layer`). */
   readonly linkPreviews?: Layer.Layer<LinkPreviews> | undefined
   /**
@@ -81,16 +94,18 @@ export interface CoreOptions {
  * Effect program. Restores the sessions that were running; closing its scope drains first
  * (`Lifecycle`: queued sends go out, within `shutdownTimeout`).
  */
-export const SwitchboardCore = <EngineOut, E, R>(
+export const SwitchboardCore = <EngineOut, E, R, StoreError = never, CacheError = never, MediaError = never>(
   settings: Settings,
   engine: Layer.Layer<Engine | EngineOut, E, R>,
-  options: CoreOptions = {}
+  options: CoreOptions<StoreError, CacheError, MediaError> = {}
 ) => {
   const topology = topologyFromSettings(settings)
+  const store: Layer.Layer<StoreServices, StoreError | Layer.Layer.Error<ReturnType<typeof storeFromSettings>>> = options.store ??
+    storeFromSettings(settings)
   const base = Layer.mergeAll(
-    Layer.merge(topology.events, topology.cachedCopies).pipe(Layer.provideMerge(storeFromSettings(settings))),
-    mediaStoreFromSettings(settings),
-    cacheFromSettings(settings),
+    Layer.merge(topology.events, topology.cachedCopies).pipe(Layer.provideMerge(store)),
+    options.media ?? mediaStoreFromSettings(settings),
+    options.cache ?? cacheFromSettings(settings),
     AppSettings.layer(settings),
     options.linkPreviews ?? LinkPreviews.layer.pipe(Layer.provide(AppSettings.layer(settings))),
     NodeContext.layer
@@ -146,16 +161,34 @@ const restoreInBackground = Layer.scopedDiscard(
 )
 
 /** The whole gateway: the core plus the REST server, with its admin key bootstrapped. */
-export const SwitchboardServer = <EngineOut, E, R>(
+export const SwitchboardServer = <EngineOut, E, R, StoreError = never, CacheError = never, MediaError = never>(
   settings: Settings,
   engine: Layer.Layer<Engine | EngineOut, E, R>,
-  options: CoreOptions = {}
+  options: CoreOptions<StoreError, CacheError, MediaError> = {}
+) => servedWith(settings, engine, options, DashboardServerLive(settings).pipe(Layer.provideMerge(HttpServerLive(settings))))
+
+/**
+ * The core plus the REST API served on the `HttpServer` the embedder provides (its own port,
+ * its own server), with the same behaviour as the gateway's own server (`serveApi`). No
+ * dashboard: that is a server of its own.
+ */
+export const SwitchboardApiOnServer = <EngineOut, E, R, StoreError = never, CacheError = never, MediaError = never>(
+  settings: Settings,
+  engine: Layer.Layer<Engine | EngineOut, E, R>,
+  options: CoreOptions<StoreError, CacheError, MediaError> = {}
+) => servedWith(settings, engine, options, serveApi(settings))
+
+/** The core, with its admin key bootstrapped, under `http`; draining and restoring ordered around it. */
+const servedWith = <EngineOut, E, R, StoreError, CacheError, MediaError, HttpOut, HttpError, HttpIn>(
+  settings: Settings,
+  engine: Layer.Layer<Engine | EngineOut, E, R>,
+  options: CoreOptions<StoreError, CacheError, MediaError>,
+  http: Layer.Layer<HttpOut, HttpError, HttpIn>
 ) => {
   const bootstrapKey = Layer.effectDiscard(Effect.flatMap(ApiKeys, (keys) => keys.bootstrap))
   // Acquired after the server, so the drain runs while the server still answers (503s, health).
   const served = Lifecycle.drainOnClose.pipe(
-    Layer.provideMerge(DashboardServerLive(settings)),
-    Layer.provideMerge(HttpServerLive(settings)),
+    Layer.provideMerge(http),
     Layer.provideMerge(bootstrapKey),
     Layer.provideMerge(SwitchboardCore(settings, engine, { ...options, restoreSessions: false }))
   )

@@ -140,10 +140,14 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
   })
 )
 
-/** Settings for tests and embedding: the defaults, with overrides. */
+/**
+ * Settings for tests and embedding: the defaults, with overrides. A `dataDir` is read as
+ * `DATA_DIR` would be, so what follows from it (the SQLite file, unless `databaseUrl` is given;
+ * the media directory) lives there and not in `./data`.
+ */
 export const defaultSettings = (overrides: Partial<Settings> = {}): Effect.Effect<Settings> =>
   settingsConfig.pipe(
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map())),
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(overrides.dataDir === undefined ? [] : [["DATA_DIR", overrides.dataDir]]))),
     Effect.orDie,
     Effect.map((defaults) => ({ ...defaults, ...overrides }))
   )

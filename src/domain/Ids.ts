@@ -1,4 +1,4 @@
-import { ParseResult, Schema } from "effect"
+import { Data, Either, ParseResult, Schema } from "effect"
 
 export const SessionId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64), Schema.brand("SessionId"))
 export type SessionId = typeof SessionId.Type
@@ -10,11 +10,31 @@ export type MessageId = typeof MessageId.Type
  * A chat address in the API's form: `<digits>@c.us`, `<id>@g.us`, `<id>@newsletter` or `<id>@lid`.
  * Engines translate to their own wire forms at their boundary.
  */
-export const ChatId = Schema.String.pipe(
+const ChatIdSchema = Schema.String.pipe(
   Schema.pattern(/^[0-9A-Za-z.:_-]{1,64}@(c\.us|g\.us|newsletter|lid)$/),
   Schema.brand("ChatId")
 )
-export type ChatId = typeof ChatId.Type
+
+/** Text that is neither a chat id nor a phone number. */
+export class InvalidChatId extends Data.TaggedError("InvalidChatId")<{ readonly input: string }> {
+  override get message() {
+    return `"${this.input}" is not a chat id (digits@c.us, id@g.us, id@newsletter, id@lid) or a phone number`
+  }
+}
+
+/**
+ * The schema, and constructors that take what people type, as the API does (`normaliseChatId`):
+ * `ChatId.make("+1 555 000 1234")` is `15550001234@c.us` (and throws `InvalidChatId` on
+ * garbage); `ChatId.parse` answers an `Either`, which `yield*` turns into a typed failure.
+ */
+export const ChatId = Object.assign(ChatIdSchema, {
+  parse: (input: string): Either.Either<ChatId, InvalidChatId> => {
+    const chatId = normaliseChatId(input)
+    return chatId === null ? Either.left(new InvalidChatId({ input })) : Either.right(chatId)
+  },
+  make: (input: string): ChatId => Either.getOrThrowWith(ChatId.parse(input), (error) => error)
+})
+export type ChatId = typeof ChatIdSchema.Type
 
 /** A phone number as people type it: optional `+`, then 6–15 digits (E.164 allows 15). */
 export const phoneNumberPattern = /^\+?(\d{6,15})$/
@@ -34,20 +54,23 @@ export const ChatIdFromInput = Schema.transformOrFail(
     decode: (input, _, ast) => {
       const chatId = normaliseChatId(input)
       return chatId === null
-        ? ParseResult.fail(new ParseResult.Type(ast, input, `"${input}" is not a chat id (digits@c.us, id@g.us, id@newsletter, id@lid) or a phone number`))
+        ? ParseResult.fail(new ParseResult.Type(ast, input, new InvalidChatId({ input }).message))
         : ParseResult.succeed(chatId)
     },
     encode: ParseResult.succeed
   }
 )
 
+/** What people put between a phone number's digits: spaces, dashes, dots, parentheses. */
+const phoneSeparators = /[\s().-]/g
+
 export const normaliseChatId = (input: string): ChatId | null => {
   const trimmed = input.trim()
-  const phone = phoneNumberPattern.exec(trimmed)
+  const phone = trimmed.includes("@") ? null : phoneNumberPattern.exec(trimmed.replace(phoneSeparators, ""))
   const candidate = phone ? `${phone[1]}@c.us` : trimmed
   return isChatId(candidate) ? candidate : null
 }
-const isChatId = Schema.is(ChatId)
+const isChatId = Schema.is(ChatIdSchema)
 
 /** The phone digits of a person's chat id, if it is one. */
 export const phoneOfChatId = (chatId: string): string | null => {

@@ -8,11 +8,14 @@ import { Either, Option } from "effect"
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
 
+/** Which page of a list: all a caller gives. Where the page starts is the store's business (`offsetOf`). */
 export interface PageRequest {
   readonly page: number
   readonly limit: number
-  readonly offset: number
 }
+
+/** Rule 8: a page skips the `(page - 1) * limit` records before it. */
+export const offsetOf = ({ limit, page }: PageRequest) => (page - 1) * limit
 
 export interface Page<A> {
   readonly items: ReadonlyArray<A>
@@ -47,7 +50,7 @@ export const parsePageQuery = (query: {
     if (page === undefined && limit === undefined) return Option.none()
     const effectivePage = Math.max(1, page ?? 1)
     const effectiveLimit = Math.min(MAX_LIMIT, Math.max(1, limit ?? DEFAULT_LIMIT))
-    return Option.some({ page: effectivePage, limit: effectiveLimit, offset: (effectivePage - 1) * effectiveLimit })
+    return Option.some({ page: effectivePage, limit: effectiveLimit })
   })
 
 export interface PaginationMeta {
@@ -77,5 +80,5 @@ export const toListBody = <A>(request: Option.Option<PageRequest>, page: Page<A>
 export const pageOfList = <A>(request: Option.Option<PageRequest>, all: ReadonlyArray<A>): Page<A> =>
   Option.match(request, {
     onNone: () => ({ items: all, total: all.length }),
-    onSome: ({ limit, offset }) => ({ items: all.slice(offset, offset + limit), total: all.length })
+    onSome: (page) => ({ items: all.slice(offsetOf(page), offsetOf(page) + page.limit), total: all.length })
   })

@@ -5,5 +5,5 @@
  */
 export * from "../http/Api.js"
 export { wireError } from "../http/wireError.js"
-export { ApiLive, HttpServerLive } from "../http/Server.js"
-export { SwitchboardServer } from "../app/App.js"
+export { ApiLive, HttpServerLive, serveApi } from "../http/Server.js"
+export { SwitchboardApiOnServer, SwitchboardServer } from "../app/App.js"

@@ -100,10 +100,13 @@ const serveRoutes = <R>(options: {
   }).pipe(Layer.unwrapEffect, Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 
 /**
- * The REST server on `host:port`, with OpenAPI at /api/openapi.json and Swagger UI at /api/docs.
- * Its `HttpServer` stays in the output, so embedders and tests can read the bound address.
+ * The REST API with all of its behaviour (error shaping, body caps, request ids, the network
+ * allow-list, draining, audit, metrics, the access log, CORS, OpenAPI and Swagger UI), served
+ * on whatever `HttpServer` the context holds: the gateway's own (`HttpServerLive`) or an
+ * embedder's. `ApiLive` alone is only the routes: served bare, a bad body would answer
+ * `{"issues":[…]}` quoting the input, and nothing would cap or drain.
  */
-export const HttpServerLive = (options: Settings) => {
+export const serveApi = (options: Settings) => {
   const track = trackRequests(networkList(options.security.trustedProxies))
   const allowed = networkList(options.security.allowedCidrs)
   // Outermost last: every request gets its id before anything else looks at it. What looks at
@@ -128,11 +131,19 @@ export const HttpServerLive = (options: Settings) => {
     })),
     Layer.provide(ErrorResponses),
     Layer.provide(ApiLive),
-    Layer.provideMerge(announceAddress),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host })),
     // No span per request: no tracer is exported, and the span parsed the URL, redacted and
     // copied every header, and cost ~35 Effect operations a request (issue 19). The request id,
     // the access log and the metrics are the gateway's own (RequestTracking, AccessLog).
     HttpMiddleware.withTracerDisabledWhen(() => true)
   )
 }
+
+/**
+ * The REST server on `host:port`, with OpenAPI at /api/openapi.json and Swagger UI at /api/docs.
+ * Its `HttpServer` stays in the output, so embedders and tests can read the bound address.
+ */
+export const HttpServerLive = (options: Settings) =>
+  serveApi(options).pipe(
+    Layer.provideMerge(announceAddress),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
+  )

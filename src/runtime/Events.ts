@@ -2,7 +2,7 @@ import { Store } from "./ports/store/Store.js"
 import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { EventRepo } from "./ports/store/EventRepo.js"
-import type { DomainEvent } from "../domain/Events.js"
+import { type DomainEvent, type DomainEventOf, type EventKind, isEventOf } from "../domain/Events.js"
 
 /**
  * Domain events. Publishing writes the event to the outbox (the Store's `events` table), in
@@ -65,6 +65,13 @@ export const makeEventBus = Effect.map(
 )
 
 export class Events extends Context.Tag("switchboard/Events")<Events, EventsService>() {
+  /**
+   * `subscribe`, for the events of the kinds named, typed as such: a live feed from the moment
+   * this runs (inside a scope), e.g. `yield* Events.ofKind("message.received")`.
+   */
+  static readonly ofKind = <const K extends EventKind>(...kinds: ReadonlyArray<K>): Effect.Effect<Stream.Stream<DomainEventOf<K>>, never, Events | Scope.Scope> =>
+    Effect.flatMap(Events, (events) => Effect.map(events.subscribe, Stream.filter(isEventOf(...kinds))))
+
   /** One process: the outbox keeps every event, the bus carries them to live subscribers. */
   static readonly layer = Layer.scoped(
     Events,

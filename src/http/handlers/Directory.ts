@@ -3,12 +3,12 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { AppSettings } from "../../domain/Settings.js"
 import { ContactProfiles } from "../../services/ContactProfiles.js"
 import { readPictureRequest } from "../mediaRequest.js"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Channels } from "../../services/Channels.js"
 import { Contacts } from "../../services/Contacts.js"
 import { Groups } from "../../services/Groups.js"
 import { Labels } from "../../services/Labels.js"
-import { pageOfList, toListBody } from "../../domain/Pagination.js"
+import { offsetOf, pageOfList, toListBody } from "../../domain/Pagination.js"
 import { SwitchboardApi } from "../Api.js"
 import { pageRequest } from "../Pagination.js"
 
@@ -63,10 +63,9 @@ export const ChannelsHandlers = HttpApiBuilder.group(SwitchboardApi, "channels",
         Effect.gen(function*() {
           const page = yield* pageRequest(urlParams)
           // The network serves the newest posts only: ask for as many as the page reaches.
-          const wanted = page._tag === "Some" ? page.value.offset + page.value.limit : DEFAULT_POSTS
+          const wanted = Option.match(page, { onNone: () => DEFAULT_POSTS, onSome: (request) => offsetOf(request) + request.limit })
           const posts = yield* channels.messages(path.sessionId, path.channelId, wanted)
-          const items = page._tag === "Some" ? posts.slice(page.value.offset, page.value.offset + page.value.limit) : posts
-          return toListBody(page, { items, total: posts.length })
+          return toListBody(page, pageOfList(page, posts))
         })))
   }))
 

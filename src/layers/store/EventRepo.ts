@@ -13,13 +13,14 @@ export interface EventRecord {
   readonly data: string
 }
 
+// What the outbox holds was made by `makeEvent`: its data is the one the kind carries.
 export const toEvent = (record: EventRecord): DomainEvent => ({
   id: record.id,
   event: record.kind,
   sessionId: record.session_id,
   timestamp: record.at,
   data: fromJsonColumn<unknown>(record.data)
-})
+}) as DomainEvent
 
 /**
  * The outbox: every domain event, in id order (UUID v7: time, then creation order). Appending

@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Array as Arr, Effect, Option } from "effect"
-import type { Page, PageRequest } from "../../domain/Pagination.js"
+import { offsetOf, type Page, type PageRequest } from "../../domain/Pagination.js"
 import { fromCount } from "./columns.js"
 
 /** Ids per detail query: an unpaged list may hold more ids than a statement may bind. */
@@ -38,7 +38,7 @@ export const listByRootIds = <A>(
   Effect.gen(function*() {
     const window = Option.match(query.page, {
       onNone: () => sql.literal(""),
-      onSome: ({ limit, offset }) => sql`LIMIT ${limit} OFFSET ${offset}`
+      onSome: (page) => sql`LIMIT ${page.limit} OFFSET ${offsetOf(page)}`
     })
     const idRows = yield* sql<{ readonly id: string }>`SELECT id FROM ${sql(query.table)}
       WHERE ${query.where} ORDER BY ${query.orderBy} ${window}`
