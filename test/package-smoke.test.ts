@@ -147,9 +147,10 @@ describe("the packed package, installed into an app on another effect 3.x", () =
     await succeed(process.execPath, ["dist/entries.js"], { cwd: app, timeoutMs: 120_000 })
   }, 120_000)
 
-  it("runs the embedding example: a sandbox session pairs and sends", async () => {
+  it("runs the embedding example: a sandbox session pairs, sends, and hears the answer as a typed event", async () => {
     const output = await succeed(process.execPath, ["dist/embedding.js"], { cwd: app, timeoutMs: 120_000 })
     expect(output).toMatch(/session bot sent message \S+/)
+    expect(output).toContain("15550007777@c.us answered: hi")
   }, 120_000)
 
   it("runs the typed client against the package's switchboard command", async () => {
@@ -166,6 +167,7 @@ describe("the packed package, installed into an app on another effect 3.x", () =
     })
     expect(output).toMatch(/created session support-line \(\S+\)/)
     expect(output).toContain("sessions: support-line")
+    expect(output).toContain("an unknown session: SESSION_NOT_FOUND")
     const listed = await gateway.call("GET", "/api/sessions")
     expect(JSON.stringify(listed.body)).toContain("support-line")
     await gateway.kill()
