@@ -4,6 +4,7 @@ import { HealthReport } from "../domain/Health.js"
 import { Conflict, EngineFailure, EngineTimeout, Forbidden, InternalError, NotSupported, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType, ValidationFailed } from "../domain/Errors.js"
 import { wireError } from "./wireError.js"
 import { declaresBacklogRefusal } from "./backlogRefusal.js"
+import { answersAlso, answersBytes, completeDocument } from "./openApiDocument.js"
 import {
   Batch,
   BatchAccepted,
@@ -58,12 +59,11 @@ const messagePath = Schema.Struct({ sessionId: Schema.String, messageId: Schema.
 const batchPath = Schema.Struct({ sessionId: Schema.String, batchId: Schema.String })
 
 export class HealthGroup extends HttpApiGroup.make("health")
-  .add(HttpApiEndpoint.get("health", "/health").addSuccess(HealthReport))
+  .add(HttpApiEndpoint.get("health", "/health").addSuccess(HealthReport).annotate(OpenApi.Identifier, "health.get"))
   .add(HttpApiEndpoint.get("live", "/health/live").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
   .add(
     HttpApiEndpoint.get("ready", "/health/ready")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
-      .addError(wireError(ServiceUnavailable))
   )
   .annotate(OpenApi.Description, "Liveness and readiness; no key needed.")
 {}
@@ -89,6 +89,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
       .setUrlParams(Schema.Struct({ format: Schema.optional(Schema.Literal("json", "png")) }))
       .addSuccess(QrCode)
       .addSuccess(PngImage)
+      .annotate(OpenApi.Transform, answersAlso(200, "image/png"))
   )
   .add(
     HttpApiEndpoint.post("pairingCode", "/sessions/:sessionId/pairing-code").annotate(RequiredRole, "operator")
@@ -113,9 +114,7 @@ const mediaSend = <const Name extends string>(name: Name, path: `/sessions/:sess
     .setPath(sessionPath)
     .setPayload(SendMediaPayload)
     .addSuccess(SendResult, { status: 201 })
-    .addError(wireError(PayloadTooLarge))
     .addError(wireError(UnsupportedMediaType))
-    .addError(wireError(ServiceUnavailable))
     .annotate(OpenApi.Description, `Sends ${what}. The type is told from the bytes; MEDIA_MAX_BYTES caps the size (413).`)
     .annotate(OpenApi.Transform, declaresBacklogRefusal)
 
@@ -130,8 +129,6 @@ const contentSend = <const Name extends string, A, I>(
     .setPath(sessionPath)
     .setPayload(payload)
     .addSuccess(SendResult, { status: 201 })
-    .addError(wireError(PayloadTooLarge))
-    .addError(wireError(ServiceUnavailable))
     .annotate(OpenApi.Description, `Sends ${what}.`)
     .annotate(OpenApi.Transform, declaresBacklogRefusal)
 
@@ -180,9 +177,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .setPath(sessionPath)
       .setPayload(SendBulkRequest)
       .addSuccess(BatchAccepted, { status: 202 })
-      .addError(wireError(PayloadTooLarge))
       .addError(wireError(UnsupportedMediaType))
-      .addError(wireError(ServiceUnavailable))
       .annotate(OpenApi.Transform, declaresBacklogRefusal)
   )
   .add(HttpApiEndpoint.get("getBatch", "/sessions/:sessionId/messages/batch/:batchId").annotate(RequiredRole, "viewer").setPath(batchPath).addSuccess(Batch))
@@ -213,8 +208,8 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
     HttpApiEndpoint.get("getMedia", "/sessions/:sessionId/messages/:messageId/media").annotate(RequiredRole, "viewer")
       .setPath(messagePath)
       .addSuccess(AnyBytes)
-      .addError(wireError(ServiceUnavailable))
       .annotate(OpenApi.Description, "The media's bytes, with its own content type.")
+      .annotate(OpenApi.Transform, answersBytes(200))
   )
   .middleware(Authentication)
 {}
@@ -248,8 +243,15 @@ export class SwitchboardApi extends HttpApi.make("switchboard")
   .addError(wireError(EngineFailure))
   .addError(wireError(EngineTimeout))
   .addError(wireError(InternalError))
+  // Any request may meet a drain or an outage of the Store; any body may be over its cap
+  // (the document keeps 413 to the operations that take one: openApiDocument.ts).
+  .addError(wireError(ServiceUnavailable))
+  .addError(wireError(PayloadTooLarge))
   .prefix("/api")
   .annotate(OpenApi.Title, "Switchboard")
   .annotate(OpenApi.Version, "0.1.0")
   .annotate(OpenApi.Description, "Self-hosted WhatsApp HTTP gateway. Every call except health carries X-API-Key.")
+  // relative: the document works wherever the gateway is served (paths carry the /api prefix)
+  .annotate(OpenApi.Servers, [{ url: "/", description: "this gateway" }])
+  .annotate(OpenApi.Transform, completeDocument)
 {}

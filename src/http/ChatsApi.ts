@@ -9,13 +9,11 @@ import {
   MuteChatRequest,
   PinChatRequest
 } from "../domain/Chat.js"
-import { PayloadTooLarge, ServiceUnavailable } from "../domain/Errors.js"
 import { ChatIdFromInput } from "../domain/Ids.js"
 import { Message } from "../domain/Message.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
 import { ListBody, PageParams } from "./Pagination.js"
-import { wireError } from "./wireError.js"
 
 /**
  * The account's chat list (its group of SwitchboardApi in ./Api.ts). Every operation may answer
@@ -75,8 +73,6 @@ export class ChatsGroup extends HttpApiGroup.make("chats")
         "Asks the phone for up to count (1–500) messages older than the oldest held; they arrive as source \"history\", announced by one session.history event."
       )
   )
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "The account's chats: kept from every message in or out, reads, and the phone's own changes.")
 {}

@@ -15,9 +15,7 @@ import {
   SubjectRequest
 } from "../domain/Group.js"
 import { ChannelId, ChatIdFromInput, GroupId, PersonIdFromInput, phoneNumberPattern } from "../domain/Ids.js"
-import { PayloadTooLarge, ServiceUnavailable } from "../domain/Errors.js"
 import { pictureUpload } from "./ProfileApi.js"
-import { wireError } from "./wireError.js"
 import { ChatLabelRequest, CreateLabelRequest, Label } from "../domain/Label.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
@@ -59,8 +57,6 @@ export class GroupsGroup extends HttpApiGroup.make("groups")
   .add(HttpApiEndpoint.get("joinRequests", `${groupsRoute}/:groupId/requests`).annotate(RequiredRole, "viewer").setPath(groupPath).setUrlParams(pageParams).addSuccess(ListBody(JoinRequest)))
   .add(HttpApiEndpoint.post("approveRequests", `${groupsRoute}/:groupId/requests/approve`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
   .add(HttpApiEndpoint.post("rejectRequests", `${groupsRoute}/:groupId/requests/reject`).annotate(RequiredRole, "operator").setPath(groupPath).setPayload(ParticipantsRequest).addSuccess(ParticipantsResult))
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Groups the session is in. Lists come from the network when the session is ready, else from the Store.")
 {}
@@ -133,7 +129,5 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
   )
   .add(HttpApiEndpoint.post("block", `${contactsRoute}/:chatId/block`).annotate(RequiredRole, "operator").setPath(personPath).addSuccess(ContactDetails))
   .add(HttpApiEndpoint.post("unblock", `${contactsRoute}/:chatId/unblock`).annotate(RequiredRole, "operator").setPath(personPath).addSuccess(ContactDetails))
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
 {}

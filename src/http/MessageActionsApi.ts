@@ -1,6 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { PayloadTooLarge, ServiceUnavailable } from "../domain/Errors.js"
 import { ChatIdFromInput } from "../domain/Ids.js"
 import {
   DeleteScope,
@@ -19,7 +18,6 @@ import {
 } from "../domain/Message.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
-import { wireError } from "./wireError.js"
 import { declaresBacklogRefusal } from "./backlogRefusal.js"
 
 /**
@@ -86,8 +84,6 @@ export class MessageActionsGroup extends HttpApiGroup.make("messageActions")
       .addSuccess(PollResults)
       .annotate(OpenApi.Description, "The poll's options with their votes: the latest vote of each voter counts.")
   )
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
 {}
 
@@ -112,7 +108,5 @@ export class PresenceGroup extends HttpApiGroup.make("presence")
       .addSuccess(Presence)
       .annotate(OpenApi.Description, "The last presence heard of the contact (404 PRESENCE_UNKNOWN before any).")
   )
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
 {}

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from "../domain/Errors.js"
+import { UnsupportedMediaType } from "../domain/Errors.js"
 import { Profile, ProfileAboutRequest, ProfileNameRequest } from "../domain/Profile.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
@@ -32,8 +32,6 @@ export class ProfileGroup extends HttpApiGroup.make("profile")
   .add(HttpApiEndpoint.put("setAbout", `${profileRoute}/about`).annotate(RequiredRole, "operator").setPath(sessionPath).setPayload(ProfileAboutRequest).addSuccess(Profile))
   .add(pictureUpload("setPicture", `${profileRoute}/picture`).setPath(sessionPath).addSuccess(Profile))
   .add(HttpApiEndpoint.del("removePicture", `${profileRoute}/picture`).annotate(RequiredRole, "operator").setPath(sessionPath).addSuccess(Profile))
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "The session's own profile: its push name, about text and picture. The session must be ready.")
 {}

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Call, IncomingCallRequest } from "../domain/Call.js"
-import { PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from "../domain/Errors.js"
+import { UnsupportedMediaType } from "../domain/Errors.js"
 import { Message, SendResult } from "../domain/Message.js"
 import { SessionSettings, UpdateSessionSettingsRequest } from "../domain/SessionSettings.js"
 import { TextStatusRequest } from "../domain/Status.js"
@@ -35,8 +35,6 @@ export class SettingsGroup extends HttpApiGroup.make("settings")
         "Changes the fields given and keeps the others; answers the whole settings. rejectCalls and rejectCallMessage apply to the next call; historySync and markOnlineOnConnect when the session next connects (restart it to apply them now)."
       )
   )
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Per-session behaviour: calls, read receipts, presence on connecting, history import.")
 {}
@@ -77,8 +75,6 @@ export class StatusGroup extends HttpApiGroup.make("status")
       .addSuccess(HttpApiSchema.NoContent)
       .annotate(OpenApi.Description, "Deletes an own status update for everyone (403 NOT_OWN_STATUS for a contact's).")
   )
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Status updates (stories) to and from the account's contacts; chatId status@broadcast.")
 {}
@@ -93,8 +89,6 @@ export class CallsGroup extends HttpApiGroup.make("calls")
       .addSuccess(Call)
       .annotate(OpenApi.Description, "Rejects a ringing call (409 CALL_NOT_RINGING once it is over).")
   )
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "The call log, newest first; calls are announced as call.received and call.update.")
 {}
@@ -110,8 +104,6 @@ export class SandboxGroup extends HttpApiGroup.make("sandbox")
         "Sandbox engine only (404 NOT_SANDBOX otherwise): rings the session from a phone number, a chat id, or another sandbox session (its id or name)."
       )
   )
-  .addError(wireError(ServiceUnavailable))
-  .addError(wireError(PayloadTooLarge))
   .middleware(Authentication)
   .annotate(OpenApi.Description, "Simulating the network, for testing bots without a phone.")
 {}

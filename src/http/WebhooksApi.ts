@@ -1,11 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ServiceUnavailable } from "../domain/Errors.js"
-import { wireError } from "./wireError.js"
 import { CreatedWebhook, CreateWebhookRequest, Delivery, TestResult, UpdateWebhookRequest, Webhook } from "../domain/Webhook.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
 import { ListBody, PageParams } from "./Pagination.js"
+import { readsHeader } from "./openApiDocument.js"
 
 /** The contract's webhooks and live events (the `webhooks` and `events` groups of SwitchboardApi in ./Api.ts). */
 
@@ -47,8 +46,8 @@ export class LiveEventsGroup extends HttpApiGroup.make("events")
         events: Schema.optional(Schema.String.annotations({ description: "comma-separated event kinds; all when absent" }))
       }))
       .addSuccess(EventStream)
-      .addError(wireError(ServiceUnavailable))
       .annotate(OpenApi.Description, "Server-Sent Events with the webhook envelopes; send Last-Event-ID to resume after a disconnect.")
+      .annotate(OpenApi.Transform, readsHeader("Last-Event-ID", "the id of the last event received: the stream resumes after it"))
   )
   .middleware(Authentication)
 {}
