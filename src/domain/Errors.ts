@@ -32,7 +32,9 @@ export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("Va
     "NOT_EDITABLE",
     "NO_HISTORY_ANCHOR",
     "STATUS_AUDIENCE_REQUIRED",
-    "INVALID_GROUP_REQUEST"
+    "INVALID_GROUP_REQUEST",
+    "WEBHOOK_URL_NOT_ALLOWED",
+    "WEBHOOK_URL_UNRESOLVABLE"
   ] as const
 }
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields) {
@@ -50,7 +52,8 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fiel
     "NOT_CHANNEL_OWNER",
     "NOT_CHANNEL_ADMIN",
     "NOT_CHANNEL_FOLLOWER",
-    "NOT_MESSAGE_WRITER"
+    "NOT_MESSAGE_WRITER",
+    "GROUP_JOIN_FORBIDDEN"
   ] as const
 }
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields) {
@@ -89,6 +92,8 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields)
     "FORWARD_NOT_ALLOWED",
     "PIN_NOT_ALLOWED",
     "REVOKE_NOT_ALLOWED",
+    "STAR_NOT_ALLOWED",
+    "VOTE_NOT_ALLOWED",
     "NOT_EDITABLE",
     "MESSAGE_REVOKED",
     "CALL_NOT_RINGING",
