@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { Duration } from "effect"
+import { get } from "node:http"
 import { eventually, TEST_KEY, useGateway } from "./support/gateway.js"
 import { base64, png } from "./support/mediaSamples.js"
 import { type Answer, makeConformance, operationsOf } from "./support/openApiConformance.js"
@@ -14,7 +15,18 @@ describe("the OpenAPI document", () => {
   // automatic pairing off: a started session shows its QR until a pairing code links it
   const gateway = useGateway({ sandboxPairDelay: Duration.zero })
 
-  const fetchDocument = async () => (await (await fetch(`${gateway().baseUrl}/api/openapi.json`)).json()) as Record<string, any>
+  /**
+   * The served document, read on a connection of its own: building the validator takes seconds,
+   * and a kept-alive socket idle that long may be closed by the server as fetch reuses it.
+   */
+  const fetchDocument = () =>
+    new Promise<Record<string, any>>((resolve, reject) => {
+      get(`${gateway().baseUrl}/api/openapi.json`, { agent: false }, (response) => {
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))))
+      }).on("error", reject)
+    })
 
   it("builds a strict validator: no duplicate $id or component, and every operation named, summarised and described", async () => {
     const document = await fetchDocument()
@@ -134,7 +146,7 @@ describe("the OpenAPI document", () => {
     await answers(call("POST", `${s}/messages/react`, { body: { chatId, messageId, emoji: "👍" } }), 200)
     await answers(call("POST", `${s}/messages/read`, { body: { chatId } }), 200)
     await call("PUT", `${s}/messages/${messageId}`, { body: { text: "hello again" } })
-    await call("POST", `${s}/messages/${messageId}/star`, { body: { star: true } })
+    await call("POST", `${s}/messages/${messageId}/star`, { body: { starred: true } })
     await call("GET", `${s}/messages/${(poll.body as { messageId: string }).messageId}/poll`)
     await answers(call("GET", `${s}/chats`), 200)
     await call("GET", `${s}/chats/${chatId}`)
