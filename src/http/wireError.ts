@@ -18,8 +18,12 @@ const errorBodyOf = (cls: { readonly status: number; readonly codes: ReadonlyArr
   Schema.Struct({
     ...ErrorBody.fields,
     statusCode: ErrorBody.fields.statusCode.annotations({ jsonSchema: { type: "integer", enum: [cls.status] } }),
+    error: ErrorBody.fields.error.annotations({ jsonSchema: { type: "string", enum: [reasonPhrase(cls.status)] } }),
     code: ErrorBody.fields.code.annotations({ jsonSchema: { type: "string", enum: [...cls.codes] } })
   })
+
+/** The status's reason phrase, as `toErrorBody` writes it in `error`. */
+const reasonPhrase = (status: number) => toErrorBody(status, { code: "", message: "" }).error
 
 const made = new Map<ErrorClass<any>, Schema.Schema<any, any>>()
 
@@ -36,7 +40,7 @@ export const wireError = <E extends ApiError>(cls: ErrorClass<E>): Schema.Schema
     strict: false,
     decode: (body) => new cls({ code: body.code, message: body.message, details: body.details }),
     encode: (error) => toErrorBody(cls.status, error)
-  }).annotations(HttpApiSchema.annotations({ status: cls.status }))
+  }).annotations({ ...HttpApiSchema.annotations({ status: cls.status }), description: `${reasonPhrase(cls.status)}: \`code\` says why` })
   made.set(cls, schema)
   return schema
 }
