@@ -55,15 +55,22 @@ const takesBody = (method: string) => method !== "get" && method !== "head" && m
  * - 413 only where a body is read (the contract declares it API-wide, for the typed client);
  * - an authenticated operation may be rate limited: 429 with `Retry-After`, and the
  *   `RateLimit-*` headers on every answer when a limit applies;
- * - every answer carries `X-Request-Id`; a 503 may say when to come back.
+ * - every answer carries `X-Request-Id`; a 503 may carry `Retry-After` (declared optional: the
+ *   drain and a Store outage do not know when they end).
  */
 const completeOperation = (method: string, operation: Json): Json => {
   const authenticated = Array.isArray(operation.security) && operation.security.length > 0
   const responses: Json = { ...operation.responses }
-  responses["400"] = { description: "The request did not match the schema (VALIDATION_FAILED), or an engine refused its values.", content: { "application/json": { schema: errorRef("ValidationFailed") } } }
+  responses["400"] = {
+    description: "The request did not match the schema (VALIDATION_FAILED), or an engine refused its values.",
+    content: { "application/json": { schema: errorRef("ValidationFailed") } }
+  }
   if (!takesBody(method)) delete responses["413"]
   if (authenticated && responses["429"] === undefined) {
-    responses["429"] = { description: "RATE_LIMITED: the caller's rate limit is spent.", content: { "application/json": { schema: errorRef("RateLimited") } } }
+    responses["429"] = {
+      description: "RATE_LIMITED: the caller's rate limit is spent.",
+      content: { "application/json": { schema: errorRef("RateLimited") } }
+    }
   }
   for (const [status, response] of Object.entries(responses)) {
     const own: Json = response.headers ?? {}
@@ -72,7 +79,9 @@ const completeOperation = (method: string, operation: Json): Json => {
     if (status === "429") declared["Retry-After"] = { ...headers["Retry-After"], required: true }
     if (status === "503") declared["Retry-After"] = headerRef("Retry-After")
     // an operation's own declaration (the backlog's Retry-After) says more, and keeps what this one requires
-    for (const [name, header] of Object.entries(own)) declared[name] = declared[name]?.$ref === undefined ? { ...declared[name], ...header } : header
+    for (const [name, header] of Object.entries(own)) {
+      declared[name] = declared[name]?.$ref === undefined ? { ...declared[name], ...header } : header
+    }
     responses[status] = { ...response, headers: declared }
   }
   return { ...operation, responses }
