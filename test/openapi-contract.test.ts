@@ -2,9 +2,10 @@ import { Duration, Effect } from "effect"
 import sharp from "sharp"
 import { get } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, TEST_KEY, useGateway } from "./support/gateway.js"
+import { eventually, readySession, TEST_KEY, tempDir, type TestGateway, useGateway } from "./support/gateway.js"
 import { base64, mp4, opus, pdf, png } from "./support/mediaSamples.js"
 import { type Answer, makeConformance, operationsOf } from "./support/openApiConformance.js"
+import { useGatewayProcesses } from "./support/process.js"
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhookReceiver.js"
 
 /**
@@ -334,5 +335,48 @@ describe("the OpenAPI document", { timeout: 60_000 }, () => {
     // and each one succeeded at least once: a contract checked on its refusals alone says little
     const neverSucceeded = [...conformance.exercised].filter(([, statuses]) => ![...statuses].some((status) => status < 300)).map(([id]) => id)
     expect(neverSucceeded).toEqual([])
+  })
+})
+
+/**
+ * A draining gateway refuses every request but the health checks with 503 (`Draining.ts`), which
+ * the document declares on every operation. Seen on a real process told to stop (SIGTERM) while
+ * sends held back by the pacing keep it draining. Needs a fresh `npm run build`.
+ */
+describe("the OpenAPI document, while the gateway drains", () => {
+  const spawnGateway = useGatewayProcesses()
+
+  it("declares the 503 every operation answers, with its headers", { timeout: 60_000 }, async () => {
+    const gateway = await spawnGateway({
+      dataDir: tempDir("switchboard-contract-drain-"),
+      env: { API_KEY: TEST_KEY, SEND_RATE_PER_MINUTE: "60", SHUTDOWN_TIMEOUT_MS: "20000" }
+    })
+    const conformance = makeConformance((await gateway.call("GET", "/api/openapi.json")).body)
+    const asGateway = { call: gateway.call } as Pick<TestGateway, "call"> as TestGateway
+    const sender = await readySession(asGateway, "drain-sender")
+    const recipient = await readySession(asGateway, "drain-recipient")
+    const s = `/api/sessions/${sender.id}`
+    for (const text of ["one", "two", "three", "four"]) {
+      expect((await gateway.call("POST", `${s}/messages/send-text`, { body: { chatId: recipient.phone, text } })).status).toBe(201)
+    }
+
+    gateway.signal("SIGTERM")
+    const call = async (method: string, path: string, body?: unknown) => {
+      const answer = await gateway.call(method, path, body === undefined ? {} : { body })
+      conformance.check(method, new URL(path, gateway.baseUrl).pathname, answer)
+      return answer
+    }
+    await eventually(() => call("GET", "/api/health/ready"), (answer) => answer.status === 503, 5_000)
+    const refusals = [
+      await call("GET", "/api/sessions"),
+      await call("POST", `${s}/messages/send-text`, { chatId: recipient.phone, text: "too late" }),
+      await call("PUT", `${s}/settings`, { rejectCalls: true }),
+      await call("DELETE", `${s}/chats/${recipient.phone}@c.us`),
+      await call("GET", `${s}/messages/${sender.id}/media`),
+      await call("GET", "/api/metrics")
+    ]
+    expect(refusals.map((answer) => answer.status)).toEqual([503, 503, 503, 503, 503, 503])
+    expect(conformance.mismatches).toEqual([])
+    await gateway.exited
   })
 })
