@@ -2,10 +2,18 @@ import { Effect, Either, Option, Schema } from "effect"
 import { ValidationFailed } from "../domain/Errors.js"
 import { type PageRequest, parsePageQuery } from "../domain/Pagination.js"
 
-/** `page` and `limit` as they arrive in a query string; parsed by the convention's rules, not here. */
+/**
+ * `page` and `limit` as they arrive in a query string; parsed by the convention's rules, not
+ * here (`pageRequest`), so a bad value gets the convention's message. The document declares
+ * them as the integers they must be.
+ */
 export const PageParams = {
-  page: Schema.optional(Schema.String).annotations({ description: "Page number (from 1). Sending page or limit switches pagination on." }),
-  limit: Schema.optional(Schema.String).annotations({ description: "Page size (1–100, default 20)." })
+  page: Schema.optional(Schema.String.annotations({
+    jsonSchema: { type: "integer", minimum: 1, description: "Page number (from 1). Sending page or limit switches pagination on." }
+  })),
+  limit: Schema.optional(Schema.String.annotations({
+    jsonSchema: { type: "integer", minimum: 1, maximum: 100, description: "Page size (1–100, default 20)." }
+  }))
 }
 
 export const PaginationMeta = Schema.Struct({
