@@ -5,7 +5,7 @@
  * backends (`/store/postgres`, `/cache/redis`, `/media/s3`), so that importing the core loads
  * none of Baileys, pg, ioredis or the AWS SDK. See README "Embedding" for a complete program.
  */
-export { type CoreOptions, engineFromSettings, storeFromSettings, SwitchboardCore } from "./app/App.js"
+export { type CoreOptions, engineFromSettings, storeFromSettings, storeOfDatabase, type StoreServices, SwitchboardCore } from "./app/App.js"
 export { type EngineChoice, Switchboard, type SwitchboardOptions, type SwitchboardServices } from "./app/Switchboard.js"
 export { defaultSettings, settingsConfig } from "./app/Config.js"
 export { AppSettings, type MediaSettings, type Settings } from "./domain/Settings.js"

@@ -17,6 +17,7 @@ import {
   type MediaStoreService,
   Messaging,
   Sessions,
+  storeOfDatabase,
   Switchboard,
   type SwitchboardServices
 } from "../src/index.js"
@@ -104,6 +105,29 @@ describe("Switchboard embedded in an Effect program, without HTTP", () => {
       expect(fs.existsSync(path.join(dataDir, "switchboard.db"))).toBe(true)
       const found = yield* within(layer(), Effect.flatMap(Sessions, (sessions) => sessions.get(created.id)))
       expect(found.name).toBe("kept")
+    }))
+
+  it.live("a Store given as a layer is the one sessions are kept in, over the dataDir's database", () =>
+    Effect.gen(function*() {
+      const dataDir = tempDir()
+      const elsewhere = path.join(tempDir(), "elsewhere.db")
+      const store = storeOfDatabase(`sqlite:${elsewhere}`)
+      const created = yield* within(
+        Switchboard.layer({ dataDir, engine: "sandbox", settings: quick, store }),
+        Effect.flatMap(Sessions, (sessions) => sessions.create({ name: "kept elsewhere" }))
+      )
+      expect(fs.existsSync(path.join(dataDir, "switchboard.db"))).toBe(false)
+      // A start on the same Store finds the session; one on the dataDir's own database does not.
+      const found = yield* within(
+        Switchboard.layer({ dataDir: tempDir(), engine: "sandbox", settings: quick, store: storeOfDatabase(`sqlite:${elsewhere}`) }),
+        Effect.flatMap(Sessions, (sessions) => sessions.get(created.id))
+      )
+      expect(found.name).toBe("kept elsewhere")
+      const missing = yield* within(
+        Switchboard.layer({ dataDir, engine: "sandbox", settings: quick }),
+        Effect.flatMap(Sessions, (sessions) => Effect.flip(sessions.get(created.id)))
+      )
+      expect(missing._tag).toBe("NotFound")
     }))
 
   it.live("a MediaStore given as a layer is the one media is written to, over the settings' own", () =>

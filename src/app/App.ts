@@ -63,8 +63,13 @@ export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, neve
     ))
 
 /** The Store chosen by `DATABASE_URL`, with its repositories. */
-export const storeFromSettings = (settings: Settings) =>
-  RepositoriesLive.pipe(Layer.provideMerge(storeLayerFromUrl(settings.databaseUrl)))
+export const storeFromSettings = (settings: Settings) => storeOfDatabase(settings.databaseUrl)
+
+/**
+ * The Store of a database URL (`sqlite:<path>` or `postgres://…`), migrated, with its
+ * repositories: what `CoreOptions.store` takes. `pg` is loaded only for a Postgres URL.
+ */
+export const storeOfDatabase = (databaseUrl: string) => RepositoriesLive.pipe(Layer.provideMerge(storeLayerFromUrl(databaseUrl)))
 
 /** What a Store layer provides: the transactions, every repository, and the `SqlClient` under them. */
 export type StoreServices = Layer.Layer.Success<ReturnType<typeof storeFromSettings>>
