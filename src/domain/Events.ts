@@ -55,20 +55,23 @@ interface AboutMessage {
   readonly chatId: string
 }
 
+/** What a `group.update` changed: the fields that changed, and only those. */
+export interface GroupUpdate {
+  readonly subject?: string
+  readonly description?: string | null
+  readonly announce?: boolean
+  readonly restrict?: boolean
+  readonly memberAddMode?: MemberAddMode
+  readonly approval?: boolean
+}
+
 /** `group.join`, `group.leave`, `group.update` and `group.participants`. */
 export interface GroupEventData {
   readonly groupId: string
   /** The group as it is now, when the engine knows it whole. */
   readonly group?: Group
   /** `group.update`: the fields that changed. */
-  readonly update?: {
-    readonly subject?: string
-    readonly description?: string | null
-    readonly announce?: boolean
-    readonly restrict?: boolean
-    readonly memberAddMode?: MemberAddMode
-    readonly approval?: boolean
-  }
+  readonly update?: GroupUpdate
   /** `group.participants`: who, and what happened to them. */
   readonly participants?: ReadonlyArray<string>
   readonly action?: ParticipantAction

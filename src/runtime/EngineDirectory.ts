@@ -1,7 +1,8 @@
 import type { Effect } from "effect"
 import type { Channel, ChannelMessage } from "../domain/Channel.js"
 import type { ContactCheck } from "../domain/Contact.js"
-import type { Group, MemberAddMode, ParticipantAction, ParticipantResult } from "../domain/Group.js"
+import type { GroupUpdate } from "../domain/Events.js"
+import type { Group, ParticipantAction, ParticipantResult } from "../domain/Group.js"
 import type { Label } from "../domain/Label.js"
 import type { EngineError } from "./Engine.js"
 
@@ -63,14 +64,7 @@ export interface GroupChange {
   /** The group as it is now, when the engine knows it whole. */
   readonly group?: Group | undefined
   /** `update`: the fields that changed. */
-  readonly update?: {
-    readonly subject?: string
-    readonly description?: string | null
-    readonly announce?: boolean
-    readonly restrict?: boolean
-    readonly memberAddMode?: MemberAddMode
-    readonly approval?: boolean
-  } | undefined
+  readonly update?: GroupUpdate | undefined
   /** `participants`: who, and what happened to them. */
   readonly participants?: ReadonlyArray<string> | undefined
   readonly action?: ParticipantAction | undefined
