@@ -15,6 +15,12 @@ describe("ChatId, made from what people type", () => {
     }
   })
 
+  it("refuses what could dial another number: a trunk (0), tabs or doubled separators, stray signs", () => {
+    for (const input of ["+44 (0)20 7946 0001", "5550100\t5550101", "555  0100", "--123456--", "+ 123456", "(555) (000) 1234", "555-\n0100"]) {
+      expect(Either.isLeft(ChatId.parse(input)), input).toBe(true)
+    }
+  })
+
   it("refuses garbage with a typed InvalidChatId", () => {
     for (const input of ["hello", "12@x.us", "1 2", "@c.us", "15550001234@s.whatsapp.net"]) {
       const refusal = Either.flip(ChatId.parse(input))
@@ -35,7 +41,8 @@ describe("ChatId, made from what people type", () => {
   it("is what a send request takes, with no cast", () => {
     const request: SendTextRequest = { chatId: ChatId.make("+44 20 7946 0001"), text: "hi" }
     expect(request.chatId).toBe("442079460001@c.us")
-    // The API's decoding takes the same inputs.
-    expect(Schema.decodeUnknownSync(SendTextRequest)({ chatId: "+44 20 7946 0001", text: "hi" }).chatId).toBe("442079460001@c.us")
+    // The REST API takes digits (API.md): a written number there is a 400, not a guess.
+    expect(Schema.decodeUnknownSync(SendTextRequest)({ chatId: "+442079460001", text: "hi" }).chatId).toBe("442079460001@c.us")
+    expect(() => Schema.decodeUnknownSync(SendTextRequest)({ chatId: "+44 20 7946 0001", text: "hi" })).toThrow()
   })
 })

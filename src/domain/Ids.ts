@@ -23,13 +23,14 @@ export class InvalidChatId extends Data.TaggedError("InvalidChatId")<{ readonly 
 }
 
 /**
- * The schema, and constructors that take what people type, as the API does (`normaliseChatId`):
- * `ChatId.make("+1 555 000 1234")` is `15550001234@c.us` (and throws `InvalidChatId` on
- * garbage); `ChatId.parse` answers an `Either`, which `yield*` turns into a typed failure.
+ * The schema, and constructors that take what people type: `ChatId.make("+1 (555) 000-1234")`
+ * is `15550001234@c.us` (and throws `InvalidChatId` on garbage); `ChatId.parse` answers an
+ * `Either`, which `yield*` turns into a typed failure. A program's own input, so written
+ * numbers are taken (`phoneNumberAsTyped`); the REST API takes digits only (API.md).
  */
 export const ChatId = Object.assign(ChatIdSchema, {
   parse: (input: string): Either.Either<ChatId, InvalidChatId> => {
-    const chatId = normaliseChatId(input)
+    const chatId = normaliseChatId(phoneNumberAsTyped(input.trim()))
     return chatId === null ? Either.left(new InvalidChatId({ input })) : Either.right(chatId)
   },
   make: (input: string): ChatId => Either.getOrThrowWith(ChatId.parse(input), (error) => error)
@@ -61,12 +62,25 @@ export const ChatIdFromInput = Schema.transformOrFail(
   }
 )
 
-/** What people put between a phone number's digits: spaces, dashes, dots, parentheses. */
-const phoneSeparators = /[\s().-]/g
+/**
+ * A phone number as it is written for people (`+1 555 000 1234`, `+1 (555) 000-1234`,
+ * `030.1234.5678`): digit groups with at most one space, dot or dash between two, at most one
+ * group in parentheses, never a trunk `(0)` (`+44 (0)20…` would dial another number).
+ */
+const writtenPhoneNumber = /^\+?\d+(?:[ .-]?\d+)*$/
+const parenthesisedGroup = /\((\d{1,4})\)/
 
+/** The digits (and `+`) of a written phone number; anything else is handed on untouched. */
+const phoneNumberAsTyped = (input: string): string => {
+  if (/\(0+\)/.test(input)) return input
+  const unwrapped = input.replace(parenthesisedGroup, "$1")
+  return writtenPhoneNumber.test(unwrapped) ? unwrapped.replace(/[ .-]/g, "") : input
+}
+
+/** A chat id, or a phone number as digits with an optional `+`: what the REST API takes. */
 export const normaliseChatId = (input: string): ChatId | null => {
   const trimmed = input.trim()
-  const phone = trimmed.includes("@") ? null : phoneNumberPattern.exec(trimmed.replace(phoneSeparators, ""))
+  const phone = phoneNumberPattern.exec(trimmed)
   const candidate = phone ? `${phone[1]}@c.us` : trimmed
   return isChatId(candidate) ? candidate : null
 }
