@@ -17,6 +17,7 @@ import {
   type MediaStoreService,
   Messaging,
   Sessions,
+  type Settings,
   storeOfDatabase,
   Switchboard,
   type SwitchboardServices
@@ -100,6 +101,9 @@ describe("Switchboard embedded in an Effect program, without HTTP", () => {
     Effect.gen(function*() {
       const dataDir = tempDir()
       expect((yield* defaultSettings({ dataDir })).databaseUrl).toBe(`sqlite:${path.join(dataDir, "switchboard.db")}`)
+      // As an app without exactOptionalPropertyTypes may write it, with the variable unset.
+      const unset = { dataDir, databaseUrl: undefined } as unknown as Partial<Settings>
+      expect((yield* defaultSettings(unset)).databaseUrl).toBe(`sqlite:${path.join(dataDir, "switchboard.db")}`)
       const layer = () => Switchboard.layer({ dataDir, engine: "sandbox", settings: quick })
       const created = yield* within(layer(), Effect.flatMap(Sessions, (sessions) => sessions.create({ name: "kept" })))
       expect(fs.existsSync(path.join(dataDir, "switchboard.db"))).toBe(true)

@@ -145,9 +145,13 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
  * `DATA_DIR` would be, so what follows from it (the SQLite file, unless `databaseUrl` is given;
  * the media directory) lives there and not in `./data`.
  */
-export const defaultSettings = (overrides: Partial<Settings> = {}): Effect.Effect<Settings> =>
-  settingsConfig.pipe(
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(overrides.dataDir === undefined ? [] : [["DATA_DIR", overrides.dataDir]]))),
+export const defaultSettings = (overrides: Partial<Settings> = {}): Effect.Effect<Settings> => {
+  // An override left undefined (`databaseUrl: process.env.DATABASE_URL`, unset, in an app
+  // without exactOptionalPropertyTypes) keeps the default instead of erasing it.
+  const given = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined)) as Partial<Settings>
+  return settingsConfig.pipe(
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(given.dataDir === undefined ? [] : [["DATA_DIR", given.dataDir]]))),
     Effect.orDie,
-    Effect.map((defaults) => ({ ...defaults, ...overrides }))
+    Effect.map((defaults) => ({ ...defaults, ...given }))
   )
+}
