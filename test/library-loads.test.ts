@@ -19,7 +19,10 @@ const backends = {
   baileys: /\/node_modules\/@whiskeysockets\/baileys\/|\/dist\/runtime\/engines\/baileys\//,
   postgres: /\/node_modules\/pg\/|\/dist\/layers\/store\/PgStore\.js$/,
   redis: /\/node_modules\/ioredis\/|\/dist\/layers\/cache\/RedisCache\.js$/,
-  s3: /\/node_modules\/@aws-sdk\/|\/dist\/layers\/media\/S3MediaStore\.js$/
+  s3: /\/node_modules\/@aws-sdk\/|\/dist\/layers\/media\/S3MediaStore\.js$/,
+  // The gateway itself: what a client of the contract (a browser app, another service) must not
+  // carry: the runtime, the services, the layers, Node's HTTP server and the metrics registry.
+  gateway: /\/dist\/(runtime|services|layers)\/|\/node_modules\/@effect\/platform-node\/|\/node_modules\/prom-client\//
 }
 
 /** The backends a fresh process loaded by importing the built module `file` (under dist/). */
@@ -41,15 +44,16 @@ const backendsLoadedBy = async (file: string) => {
 
 describe("importing the built library", () => {
   it.each([
-    ["the core (switchboard)", "index.js", []],
-    ["switchboard/http", "entry/http.js", []],
+    ["the core (switchboard)", "index.js", ["gateway"]],
+    ["switchboard/http", "entry/http.js", ["gateway"]],
+    // The contract and its client alone: nothing of the gateway.
     ["switchboard/client", "entry/client.js", []],
-    ["switchboard/engines/sandbox", "entry/sandbox.js", []],
+    ["switchboard/engines/sandbox", "entry/sandbox.js", ["gateway"]],
     // ioredis is loaded when the layer is built, not when its entry is imported.
-    ["switchboard/cache/redis", "entry/redis.js", []],
-    ["switchboard/store/postgres", "entry/postgres.js", ["postgres"]],
-    ["switchboard/media/s3", "entry/s3.js", ["s3"]],
-    ["switchboard/engines/baileys", "entry/baileys.js", ["baileys"]]
+    ["switchboard/cache/redis", "entry/redis.js", ["gateway"]],
+    ["switchboard/store/postgres", "entry/postgres.js", ["postgres", "gateway"]],
+    ["switchboard/media/s3", "entry/s3.js", ["s3", "gateway"]],
+    ["switchboard/engines/baileys", "entry/baileys.js", ["baileys", "gateway"]]
   ])("%s loads only the backends it is for", async (_entry, file, expected) => {
     expect(await backendsLoadedBy(file)).toEqual(expected)
   }, 60_000)

@@ -1,11 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Registry } from "prom-client"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
 
 /** The Prometheus text exposition format, version 0.0.4. */
-const Exposition = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: Registry.PROMETHEUS_CONTENT_TYPE }))
+/** The Prometheus text format, as prom-client's `Registry.PROMETHEUS_CONTENT_TYPE` names it (not imported: a client of the contract would load prom-client). */
+const PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+const Exposition = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: PROMETHEUS_TEXT }))
 
 export class MetricsGroup extends HttpApiGroup.make("metrics")
   .add(

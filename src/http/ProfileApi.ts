@@ -4,7 +4,7 @@ import { UnsupportedMediaType } from "../domain/Errors.js"
 import { Profile, ProfileAboutRequest, ProfileNameRequest } from "../domain/Profile.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
-import { PicturePayload } from "./mediaRequest.js"
+import { PicturePayload } from "./mediaForms.js"
 import { wireError } from "./wireError.js"
 
 /**

@@ -7,7 +7,7 @@ import { SessionSettings, UpdateSessionSettingsRequest } from "../domain/Session
 import { TextStatusRequest } from "../domain/Status.js"
 import { Authentication } from "./Authentication.js"
 import { RequiredRole } from "./Endpoints.js"
-import { MediaStatusPayload } from "./mediaRequest.js"
+import { MediaStatusPayload } from "./mediaForms.js"
 import { ListBody, PageParams } from "./Pagination.js"
 import { wireError } from "./wireError.js"
 import { declaresBacklogRefusal } from "./backlogRefusal.js"

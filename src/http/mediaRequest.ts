@@ -1,14 +1,14 @@
-import { type FileSystem, HttpApiSchema, HttpIncomingMessage, type HttpServerRequest, Multipart, type Path } from "@effect/platform"
+import { type FileSystem, HttpIncomingMessage, type HttpServerRequest, Multipart, type Path } from "@effect/platform"
 import { NodeHttpServerRequest, NodeMultipart } from "@effect/platform-node"
 import { Chunk, Effect, Option, ParseResult, Schema, type Scope, Stream } from "effect"
 import * as fs from "node:fs/promises"
 import { PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "../domain/Errors.js"
-import { ChatIdFromInput } from "../domain/Ids.js"
 import { type MediaKind, type MediaSource, type SendMediaInput, SendMediaRequest, type TypingMs } from "../domain/Message.js"
 import { PictureRequest } from "../domain/Profile.js"
 import { MediaStatusRequest } from "../domain/Status.js"
 import type { MediaStatusInput } from "../services/StatusUpdates.js"
 import { describeIssues, multipartReason } from "./ErrorResponses.js"
+import { MediaForm, MediaStatusForm, PictureForm } from "./mediaForms.js"
 import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuards.js"
 
 /**
@@ -18,24 +18,6 @@ import { boundaryOf, ClosingGuard, isTooDeep, MAX_JSON_DEPTH } from "./bodyGuard
  * may be tens of megabytes, and too much of it must be a 413, not an unreadable request.
  */
 
-/** The multipart form: a `file` part, and the other fields as text. */
-const MediaForm = Schema.Struct({
-  chatId: ChatIdFromInput,
-  file: Multipart.SingleFileSchema,
-  caption: SendMediaRequest.fields.caption,
-  filename: SendMediaRequest.fields.filename,
-  quotedMessageId: SendMediaRequest.fields.quotedMessageId,
-  ptt: Schema.optional(Schema.Literal("true", "false")),
-  typingMs: Schema.optional(Schema.Union(
-    Schema.Literal("auto"),
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 30_000, { message: () => "typingMs must be 0 to 30000, or \"auto\"" }))
-  ))
-})
-
-export const SendMediaForm = HttpApiSchema.Multipart(MediaForm)
-
-/** What the contract documents for every media endpoint: either body. */
-export const SendMediaPayload = Schema.Union(SendMediaRequest, SendMediaForm)
 
 /** base64 is 4/3 of the bytes; the JSON around it gets a generous megabyte. */
 export const mediaJsonBodyLimit = (maxBytes: number) => Math.ceil(maxBytes / 3) * 4 + 1024 * 1024
@@ -173,21 +155,6 @@ const toInput = (
 export const readMediaRequest = (request: HttpServerRequest.HttpServerRequest, kind: MediaKind, maxBytes: number) =>
   readMediaBody(request, sendMediaBody(kind), maxBytes)
 
-/**
- * An image or video status update's form: a `file` part, a caption, and `contacts` as one field
- * of comma-separated numbers or chat ids (form fields are text).
- */
-const MediaStatusForm = Schema.Struct({
-  file: Multipart.SingleFileSchema,
-  caption: MediaStatusRequest.fields.caption,
-  contacts: Schema.optional(Schema.compose(
-    Schema.split(",").pipe(Schema.compose(Schema.Array(Schema.Trim))),
-    MediaStatusRequest.fields.contacts.from
-  ))
-})
-
-/** What the contract documents for the image and video status endpoints: either body. */
-export const MediaStatusPayload = Schema.Union(MediaStatusRequest, HttpApiSchema.Multipart(MediaStatusForm))
 
 const mediaStatusBody = (kind: "image" | "video"): MediaBody<MediaStatusRequest, typeof MediaStatusForm.Type, MediaStatusInput> => ({
   json: MediaStatusRequest,
@@ -200,10 +167,6 @@ const mediaStatusBody = (kind: "image" | "video"): MediaBody<MediaStatusRequest,
 export const readMediaStatusRequest = (request: HttpServerRequest.HttpServerRequest, kind: "image" | "video", maxBytes: number) =>
   readMediaBody(request, mediaStatusBody(kind), maxBytes)
 
-const PictureForm = Schema.Struct({ file: Multipart.SingleFileSchema })
-
-/** What the contract documents for a picture (the profile's or a group's): `{media}` as JSON, or a `file` part. */
-export const PicturePayload = Schema.Union(PictureRequest, HttpApiSchema.Multipart(PictureForm))
 
 const pictureBody: MediaBody<typeof PictureRequest.Type, typeof PictureForm.Type, MediaSource> = {
   json: PictureRequest,

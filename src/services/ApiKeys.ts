@@ -4,31 +4,16 @@ import { Cache, Clock, Context, DateTime, Duration, Effect, Exit, FiberSet, Laye
 import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../domain/Settings.js"
 import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../runtime/ports/store/ApiKeyRepo.js"
-import type { ApiKey, CreatedApiKey, Role } from "../domain/ApiKey.js"
+import type { ApiKey, CreatedApiKey, Principal } from "../domain/ApiKey.js"
 import type { CreateApiKeyRequest, UpdateApiKeyRequest } from "../domain/ApiKeyRequests.js"
 import { bestEffort } from "../runtime/bestEffort.js"
 import { CachedCopies } from "../runtime/CachedCopies.js"
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from "../domain/Errors.js"
 import { uuidv7 } from "../domain/uuidv7.js"
-import { type NetworkList, networkList } from "../domain/cidr.js"
+import { networkList } from "../domain/cidr.js"
 import type { Page, PageRequest } from "../domain/Pagination.js"
 
 export type { Role } from "../domain/ApiKey.js"
-
-/** Who is calling: the key that authenticated the request, with its limits. */
-export interface Principal {
-  readonly keyId: string
-  readonly name: string
-  readonly role: Role
-  /** Session ids or names; `null`: every session. */
-  readonly allowedSessions: ReadonlyArray<string> | null
-  /** `null`: any address (within ALLOWED_CIDRS). */
-  readonly allowedIps: NetworkList | null
-  /** `null`: RATE_LIMIT_PER_MINUTE. */
-  readonly rateLimitPerMinute: number | null
-}
-
-export class CurrentPrincipal extends Context.Tag("switchboard/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
 
 /** Keys are long random strings, so one round of SHA-256 is enough to make a leaked table useless. */
 export const hashApiKey = (key: string) => createHash("sha256").update(key, "utf8").digest("hex")
