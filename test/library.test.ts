@@ -22,6 +22,7 @@ import {
   Switchboard,
   type SwitchboardServices
 } from "../src/index.js"
+import { SandboxNetwork } from "../src/entry/sandbox.js"
 import { memoryCache } from "../src/layers/cache/cacheLayers.js"
 import { makeCall, TEST_KEY, tempDir } from "./support/gateway.js"
 import { files } from "./support/mediaIntake.js"
@@ -96,6 +97,21 @@ describe("Switchboard embedded in an Effect program, without HTTP", () => {
         expect(qr?.event === "session.qr" && typeof qr.data.expiresAt).toBe("string")
       })
     ))
+
+  it.live("with the sandbox engine the layer offers its network, for fault injection", () =>
+    Effect.gen(function*() {
+      const program = Effect.gen(function*() {
+        const session = yield* readySession("faulty")
+        const network = yield* SandboxNetwork
+        yield* network.refuseConnections(session.id, "30 seconds")
+        yield* network.dropConnection(session.id)
+        const dropped = yield* (yield* Sessions).awaitStatus(session.id, (status) => status !== "ready", "10 seconds")
+        expect(dropped.status).not.toBe("ready")
+      })
+      yield* Effect.scoped(Effect.provide(program, Switchboard.layer({ dataDir: tempDir(), engine: "sandbox", settings: quick }))).pipe(
+        Logger.withMinimumLogLevel(LogLevel.Warning)
+      )
+    }))
 
   it.live("dataDir decides where the database is: a second start on the same dataDir finds the session", () =>
     Effect.gen(function*() {

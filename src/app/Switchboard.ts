@@ -3,6 +3,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import type { Settings } from "../domain/Settings.js"
 import type { Engine } from "../runtime/Engine.js"
+import type { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import type { Events } from "../runtime/Events.js"
 import type { MediaStore } from "../runtime/ports/MediaStore.js"
 import type { ApiKeys } from "../services/ApiKeys.js"
@@ -59,12 +60,20 @@ export type SwitchboardServices =
 /** An engine for `Switchboard.layer`: the sandbox, or a layer such as `BaileysEngineLive(…)` (`/engines/baileys`). */
 export type EngineChoice<E, R> = "sandbox" | Layer.Layer<Engine, E, R>
 
-export interface SwitchboardOptions<EngineError, EngineIn, StoreError, CacheError, MediaError>
+/**
+ * What a Switchboard layer offers beyond `SwitchboardServices` for the engine chosen: with the
+ * sandbox, its network (`SandboxNetwork`: fault injection, business accounts, its phones).
+ */
+export type EngineExtras<Choice> = Choice extends "sandbox" ? SandboxNetwork : never
+type EngineErrorOf<Choice> = Choice extends Layer.Layer<Engine, infer E, infer _R> ? E : never
+type EngineInOf<Choice> = Choice extends Layer.Layer<Engine, infer _E, infer R> ? R : never
+
+export interface SwitchboardOptions<Choice extends EngineChoice<unknown, unknown>, StoreError, CacheError, MediaError>
   extends CoreOptions<StoreError, CacheError, MediaError>
 {
   /** Where the gateway keeps its files: the SQLite database (unless `settings.databaseUrl`) and media (unless `settings.media.url` or `media`). */
   readonly dataDir?: string | undefined
-  readonly engine: EngineChoice<EngineError, EngineIn>
+  readonly engine: Choice
   /** Any other setting, over the defaults (the environment is not read: `settingsConfig` does that). */
   readonly settings?: Partial<Settings> | undefined
 }
@@ -72,9 +81,18 @@ export interface SwitchboardOptions<EngineError, EngineIn, StoreError, CacheErro
 const settingsOf = (options: { readonly dataDir?: string | undefined; readonly settings?: Partial<Settings> | undefined }) =>
   defaultSettings({ ...options.settings, ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }) })
 
-/** The sandbox's other parts (its network, its call simulator) are built too, for the API's sandbox routes. */
-const engineOf = <E, R>(engine: EngineChoice<E, R>, settings: Settings): Layer.Layer<Engine, E, R | SqlClient.SqlClient | MediaStore> =>
-  engine === "sandbox" ? sandboxEngineLayer(settings) : engine
+/**
+ * The engine's layer. The sandbox's other parts (its network, its call simulator) are built
+ * too, for the API's sandbox routes, and its network is offered. The one cast: TypeScript does
+ * not narrow the type parameter `Choice` by the comparison, so it cannot see that "sandbox" is
+ * what gives `EngineExtras` and that any other choice is the engine layer itself.
+ */
+const engineOf = <Choice extends EngineChoice<unknown, unknown>>(engine: Choice, settings: Settings) =>
+  (engine === "sandbox" ? sandboxEngineLayer(settings) : engine) as Layer.Layer<
+    Engine | EngineExtras<Choice>,
+    EngineErrorOf<Choice>,
+    EngineInOf<Choice> | SqlClient.SqlClient | MediaStore
+  >
 
 /** A layer seen through the public type: what it builds beyond `A` is not part of the promise. */
 const offering = <A>() => <E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => layer
@@ -89,23 +107,26 @@ const offering = <A>() => <E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E,
  *   provide, with all of its behaviour (error shapes, body caps, draining…).
  *
  * `store`, `cache` and `media` layers win over the settings. Closing the scope drains first.
+ * With `engine: "sandbox"` each also offers the `SandboxNetwork`.
  */
 export const Switchboard = {
-  layer: <EngineError = never, EngineIn = never, StoreError = never, CacheError = never, MediaError = never>(
-    options: SwitchboardOptions<EngineError, EngineIn, StoreError, CacheError, MediaError>
+  layer: <Choice extends EngineChoice<unknown, unknown>, StoreError = never, CacheError = never, MediaError = never>(
+    options: SwitchboardOptions<Choice, StoreError, CacheError, MediaError>
   ) =>
     Layer.unwrapEffect(Effect.map(settingsOf(options), (settings) =>
-      offering<SwitchboardServices>()(SwitchboardCore(settings, engineOf(options.engine, settings), options)))),
+      offering<SwitchboardServices | EngineExtras<Choice>>()(SwitchboardCore(settings, engineOf(options.engine, settings), options)))),
 
-  serverLayer: <EngineError = never, EngineIn = never, StoreError = never, CacheError = never, MediaError = never>(
-    options: SwitchboardOptions<EngineError, EngineIn, StoreError, CacheError, MediaError>
+  serverLayer: <Choice extends EngineChoice<unknown, unknown>, StoreError = never, CacheError = never, MediaError = never>(
+    options: SwitchboardOptions<Choice, StoreError, CacheError, MediaError>
   ) =>
     Layer.unwrapEffect(Effect.map(settingsOf(options), (settings) =>
-      offering<SwitchboardServices | HttpServer.HttpServer>()(SwitchboardServer(settings, engineOf(options.engine, settings), options)))),
+      offering<SwitchboardServices | EngineExtras<Choice> | HttpServer.HttpServer>()(
+        SwitchboardServer(settings, engineOf(options.engine, settings), options)
+      ))),
 
-  apiLayer: <EngineError = never, EngineIn = never, StoreError = never, CacheError = never, MediaError = never>(
-    options: SwitchboardOptions<EngineError, EngineIn, StoreError, CacheError, MediaError>
+  apiLayer: <Choice extends EngineChoice<unknown, unknown>, StoreError = never, CacheError = never, MediaError = never>(
+    options: SwitchboardOptions<Choice, StoreError, CacheError, MediaError>
   ) =>
     Layer.unwrapEffect(Effect.map(settingsOf(options), (settings) =>
-      offering<SwitchboardServices>()(SwitchboardApiOnServer(settings, engineOf(options.engine, settings), options))))
+      offering<SwitchboardServices | EngineExtras<Choice>>()(SwitchboardApiOnServer(settings, engineOf(options.engine, settings), options))))
 }
