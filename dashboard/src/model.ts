@@ -105,7 +105,7 @@ export type ApiKeyInput = Pick<ApiKey, "name" | "role"> & Partial<Pick<ApiKey, "
 export type AuditRecord = typeof Audit.AuditRecord.Encoded
 
 /** The envelope of every event (webhook body, SSE `data:`). */
-export type DomainEvent = typeof Events.DomainEvent.Encoded
+export type DomainEvent = typeof Events.DomainEventEnvelope.Encoded
 export type EventKind = typeof Events.EventKind.Encoded
 
 /** The kinds a webhook can be set to listen to: all but the test event, which goes only where asked. */

@@ -1,25 +1,8 @@
-import { Context, Schema } from "effect"
-import type { NetworkList } from "./cidr.js"
+import { Schema } from "effect"
 
 /** `viewer` reads; `operator` also runs sessions, sends and manages webhooks; `admin` does everything. */
 export const Role = Schema.Literal("admin", "operator", "viewer")
 export type Role = typeof Role.Type
-
-/** Who is calling: the key that authenticated the request, with its limits. */
-export interface Principal {
-  readonly keyId: string
-  readonly name: string
-  readonly role: Role
-  /** Session ids or names; `null`: every session. */
-  readonly allowedSessions: ReadonlyArray<string> | null
-  /** `null`: any address (within ALLOWED_CIDRS). */
-  readonly allowedIps: NetworkList | null
-  /** `null`: RATE_LIMIT_PER_MINUTE. */
-  readonly rateLimitPerMinute: number | null
-}
-
-/** The caller of the request being answered, once authentication let it in. */
-export class CurrentPrincipal extends Context.Tag("switchboard/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
 
 const rank: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 }
 

@@ -38,10 +38,11 @@ export const EventKind = Schema.Literal(
 export type EventKind = typeof EventKind.Type
 
 /**
- * The envelope every consumer sees (webhook body, SSE data), as the wire carries it: `data` is
- * whatever the kind says (`EventData`). In a program, the type `DomainEvent` is the union.
+ * The envelope every consumer sees (webhook body, SSE data), as the wire carries it, for a
+ * receiver to decode: `data` is whatever the kind says (`EventData`), unread here. In a program,
+ * the type `DomainEvent` is the union with `data` typed per kind.
  */
-export const DomainEvent = Schema.Struct({
+export const DomainEventEnvelope = Schema.Struct({
   id: Schema.String,
   event: EventKind,
   sessionId: Schema.String,

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { type Role, roleCovers } from "../domain/ApiKey.js"
-import type { Principal } from "../domain/ApiKey.js"
+import type { Principal } from "../domain/Principal.js"
 import { Sessions } from "../services/Sessions.js"
 import { Forbidden } from "../domain/Errors.js"
 

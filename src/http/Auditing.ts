@@ -2,7 +2,7 @@ import { HttpServerRequest, type HttpApp, type HttpServerResponse } from "@effec
 import { Clock, Effect, FiberRef, Option } from "effect"
 import { Audit } from "../services/Audit.js"
 import { type AuditRecord } from "../domain/Audit.js"
-import type { Principal } from "../domain/ApiKey.js"
+import type { Principal } from "../domain/Principal.js"
 import { uuidv7 } from "../domain/uuidv7.js"
 import { matchedEndpoint, type MatchedEndpoint } from "./Endpoints.js"
 import { authenticatedCaller, CurrentRequest, type TrackedRequest } from "./RequestTracking.js"

@@ -1,6 +1,6 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Schema } from "effect"
-import { CurrentPrincipal } from "../domain/ApiKey.js"
+import { CurrentPrincipal } from "../domain/Principal.js"
 import { Forbidden, RateLimited, Unauthorized } from "../domain/Errors.js"
 import { wireError } from "./wireError.js"
 

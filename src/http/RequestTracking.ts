@@ -1,7 +1,7 @@
 import { Headers, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Context, Effect, FiberRef, Option } from "effect"
 import { isIP } from "node:net"
-import type { Principal } from "../domain/ApiKey.js"
+import type { Principal } from "../domain/Principal.js"
 import { uuidv7 } from "../domain/uuidv7.js"
 import { type NetworkList, normalizeAddress } from "../domain/cidr.js"
 
