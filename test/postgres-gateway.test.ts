@@ -4,6 +4,8 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { eventually, readySession, startGateway, TEST_KEY, tempDir, type TestGateway } from "./support/gateway.js"
 import { useGatewayProcesses } from "./support/process.js"
+import { Sessions, Switchboard } from "../src/index.js"
+import { postgresStore } from "../src/entry/postgres.js"
 import { unavailable } from "./support/servers/availability.js"
 import { freshPostgresUrlPromise } from "./support/servers/postgresDatabase.js"
 
@@ -103,4 +105,15 @@ describe.skipIf(skip)("the gateway on Postgres", () => {
       expect(fs.existsSync(path.join(dataDir, "switchboard.db"))).toBe(false)
     }, 60_000)
   })
+
+  it("an embedder's Switchboard.layer with store: postgresStore(url) keeps sessions in Postgres, not in its dataDir", async () => {
+    const databaseUrl = await freshPostgresUrlPromise("embedded") as `postgres://${string}`
+    const dataDir = tempDir("switchboard-pg-embedded-")
+    const layer = () => Switchboard.layer({ dataDir, engine: "sandbox", store: postgresStore(databaseUrl) })
+    const run = <A, E>(program: Effect.Effect<A, E, Sessions>) => Effect.runPromise(Effect.scoped(Effect.provide(program, layer())))
+    const created = await run(Effect.flatMap(Sessions, (sessions) => sessions.create({ name: "in postgres" })))
+    const found = await run(Effect.flatMap(Sessions, (sessions) => sessions.get(created.id)))
+    expect(found.name).toBe("in postgres")
+    expect(fs.existsSync(path.join(dataDir, "switchboard.db"))).toBe(false)
+  }, 60_000)
 })
