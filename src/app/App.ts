@@ -59,7 +59,10 @@ export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, neve
     ? sandboxEngineLayer(settings)
     : Layer.unwrapEffect(Effect.map(
       Effect.promise(() => import("../runtime/engines/baileys/BaileysEngine.js")),
-      ({ BaileysEngineLive }) => BaileysEngineLive({ waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl) })
+      ({ BaileysEngineLive }) => BaileysEngineLive({
+        waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl),
+        waVersion: Option.getOrUndefined(settings.waVersion)
+      })
     ))
 
 /** The Store chosen by `DATABASE_URL`, with its repositories. */

@@ -81,7 +81,11 @@ export class Session extends Schema.Class<Session>("Session")({
   createdAt: Schema.String,
   updatedAt: Schema.String,
   /** Only in the answer of GET /api/sessions/{id}: counting it for every session of a list would cost a read each. */
-  outbound: Schema.optional(OutboundBacklog)
+  outbound: Schema.optional(OutboundBacklog),
+  /** Only in the answer of GET /api/sessions/{id}, with `outbound`: what its engine presents to WhatsApp. */
+  waVersion: Schema.optional(Schema.NullOr(Schema.String).annotations({
+    description: "the WhatsApp Web version the session presents (WA_VERSION, else Baileys' built-in one); null on the sandbox"
+  }))
 }) {}
 
 export const SessionName = Schema.Trim.pipe(

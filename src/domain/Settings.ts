@@ -17,6 +17,8 @@ export interface Settings {
   readonly engine: "sandbox" | "baileys"
   /** The WhatsApp Web socket; only set to test against a loopback peer. */
   readonly waWebSocketUrl: Option.Option<string>
+  /** `WA_VERSION`: the WhatsApp Web version the Baileys engine presents (`2.3000.1029000000`); none: the one built into Baileys. */
+  readonly waVersion: Option.Option<string>
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly sandboxPairDelay: Duration.Duration
   /** Sandbox sessions are WhatsApp Business accounts (labels work); tests mark single ones instead. */

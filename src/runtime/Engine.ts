@@ -328,6 +328,8 @@ export interface EngineConnection {
 
 export class Engine extends Context.Tag("switchboard/Engine")<Engine, {
   readonly name: "sandbox" | "baileys"
+  /** The WhatsApp Web version the engine presents to the network (`WA_VERSION`); null for the sandbox, which has none. */
+  readonly clientVersion: string | null
   /** A fresh id in the network's own format, for a message about to be accepted. */
   readonly newMessageId: () => string
   /** Opens a connection that lives until the scope closes (which ends the socket). */

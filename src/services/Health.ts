@@ -2,6 +2,7 @@ import { Store } from "../runtime/ports/store/Store.js"
 import { Clock, Context, Effect, Layer } from "effect"
 import { Cache } from "../runtime/ports/Cache.js"
 import { SessionSupervisor } from "../runtime/SessionSupervisor.js"
+import { Engine } from "../runtime/Engine.js"
 import { type HealthReport, VERSION } from "../domain/Health.js"
 
 export class Health extends Context.Tag("switchboard/Health")<Health, {
@@ -13,6 +14,7 @@ export class Health extends Context.Tag("switchboard/Health")<Health, {
       const store = yield* Store
       const cache = yield* Cache
       const supervisor = yield* SessionSupervisor
+      const { clientVersion, name } = yield* Engine
       const startedAt = yield* Clock.currentTimeMillis
       const database = store.ping.pipe(
         Effect.timeout("2 seconds"),
@@ -30,6 +32,7 @@ export class Health extends Context.Tag("switchboard/Health")<Health, {
             version: VERSION,
             uptime: Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000),
             checks,
+            engine: { name, waVersion: clientVersion },
             // Still restoring is healthy: the API answers and sends wait for their sessions.
             sessions: { restoring: yield* supervisor.restoring }
           } as const

@@ -6,6 +6,7 @@ import { toListBody } from "../../domain/Pagination.js"
 import { CurrentPrincipal } from "../../domain/Principal.js"
 import { OutboundBacklog } from "../../services/outboundBacklog.js"
 import { Sessions } from "../../services/Sessions.js"
+import { Engine } from "../../runtime/Engine.js"
 import { forbidden } from "../AccessPolicy.js"
 import { SwitchboardApi } from "../Api.js"
 import { pageRequest } from "../Pagination.js"
@@ -14,6 +15,7 @@ export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions",
   Effect.gen(function*() {
     const sessions = yield* Sessions
     const backlog = yield* OutboundBacklog
+    const { clientVersion } = yield* Engine
     return handlers
       .handle("create", answeringStoreOutage(({ payload }) =>
         Effect.gen(function*() {
@@ -33,7 +35,7 @@ export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions",
         })))
       .handle("get", answeringStoreOutage(({ path }) =>
         Effect.flatMap(sessions.get(path.sessionId), (session) =>
-          Effect.map(backlog.view(path.sessionId), (outbound) => new Session({ ...session, outbound })))))
+          Effect.map(backlog.view(path.sessionId), (outbound) => new Session({ ...session, outbound, waVersion: clientVersion })))))
       .handle("remove", answeringStoreOutage(({ path }) => sessions.remove(path.sessionId)))
       .handle("start", answeringStoreOutage(({ path }) => sessions.start(path.sessionId)))
       .handle("stop", answeringStoreOutage(({ path }) => sessions.stop(path.sessionId)))

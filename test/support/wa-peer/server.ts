@@ -62,6 +62,9 @@ export interface WaPeerOptions {
    *  receipt lands while Baileys still buffers its own upsert, and the status is merged into that
    *  upsert (no messages.update) — the gateway must handle both */
   readonly receiptDelayMs?: number
+  /** the oldest WhatsApp Web version (`[2, 3000, n]`) the peer lets in; an older client gets
+   *  `<failure reason="405">`, as WhatsApp answers an outdated one; default: any */
+  readonly minVersion?: readonly [number, number, number]
 }
 
 export interface ScanOptions {
@@ -267,7 +270,22 @@ export class PeerServer extends EventEmitter {
       })
   }
 
+  /** Whether a client's WhatsApp Web version is older than `minVersion`. */
+  private outdated(appVersion: { primary?: number | null; secondary?: number | null; tertiary?: number | null } | null | undefined): boolean {
+    const minimum = this.options.minVersion
+    if (minimum === undefined) return false
+    const given = [appVersion?.primary ?? 0, appVersion?.secondary ?? 0, appVersion?.tertiary ?? 0]
+    for (let part = 0; part < 3; part++) {
+      if (given[part]! !== minimum[part]) return given[part]! < minimum[part]!
+    }
+    return false
+  }
+
   private onHello(conn: Connection, { noiseKey, payload }: ClientHello): void {
+    if (this.outdated(payload.userAgent?.appVersion)) {
+      conn.sendAndHangUp({ tag: "failure", attrs: { reason: "405", location: "peer" } })
+      return
+    }
     const reg = payload.devicePairingData
     if (reg?.eRegid && reg.eIdent && reg.eSkeyId && reg.eSkeyVal && reg.eSkeySig) {
       const clientKeys = new ClientKeys(Buffer.from(reg.eRegid).readUInt32BE(0), Buffer.from(reg.eIdent), {

@@ -3,6 +3,7 @@ import {
   type BaileysEventMap,
   type BinaryNode,
   Browsers,
+  DEFAULT_CONNECTION_CONFIG,
   generateMessageIDV2,
   makeWASocket,
   type WASocket
@@ -66,6 +67,18 @@ export interface BaileysEngineOptions {
    * self-signed media server. Not applied to sessions with a proxy.
    */
   readonly mediaCa?: string | undefined
+  /**
+   * The WhatsApp Web version presented to the server (`WA_VERSION`, `2.3000.1029000000`);
+   * Baileys' built-in one when absent. WhatsApp refuses a version it deems outdated (405).
+   */
+  readonly waVersion?: string | undefined
+}
+
+/** The version a socket presents: the one given, else the one built into Baileys. */
+const versionOf = (engineOptions: BaileysEngineOptions): [number, number, number] => {
+  if (engineOptions.waVersion === undefined) return [...DEFAULT_CONNECTION_CONFIG.version]
+  const [major, minor, build] = engineOptions.waVersion.split(".").map(Number)
+  return [major!, minor!, build!]
 }
 
 type ListenedEvent =
@@ -154,6 +167,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
               const sent = await run(options.lookupSent(key.id))
               return Option.isSome(sent) ? { conversation: sent.value.text } : undefined
             },
+            version: versionOf(engineOptions),
             ...(engineOptions.waWebSocketUrl === undefined ? {} : { waWebSocketUrl: engineOptions.waWebSocketUrl }),
             ...socketConfigOf(agents)
           }),
@@ -398,6 +412,7 @@ export const BaileysEngineLive = (engineOptions: BaileysEngineOptions = {}): Lay
       Effect.map(Effect.serviceOption(Cache), (cache) =>
         Engine.of({
           name: "baileys",
+          clientVersion: versionOf(engineOptions).join("."),
           newMessageId: () => generateMessageIDV2(),
           // Everything Baileys keeps about a session is its AuthState, which the gateway wipes.
           forget: () => Effect.void,

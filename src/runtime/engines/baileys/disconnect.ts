@@ -48,9 +48,22 @@ export const baileysCloseOf = (error: unknown, linked: boolean, qrShown: boolean
 })
 
 /** Codes on which reconnecting is pointless or harmful, with the code the API reports. */
-const terminal: Record<number, { readonly kind: "logged_out" | "fatal"; readonly code: string; readonly why: string }> = {
+const terminal: Record<number, {
+  readonly kind: "logged_out" | "fatal"
+  readonly code: string
+  readonly why: string
+  /** The why replaces Baileys' own message, which says nothing an operator can act on. */
+  readonly oursToTell?: true
+}> = {
   401: { kind: "logged_out", code: "LOGGED_OUT", why: "the device was unlinked" },
   403: { kind: "fatal", code: "FORBIDDEN", why: "WhatsApp refused the account" },
+  // `<failure reason="405">`: the server refuses this WhatsApp Web version; every retry would too.
+  405: {
+    kind: "fatal",
+    code: "CLIENT_OUTDATED",
+    why: "WhatsApp refused this client's WhatsApp Web version as outdated: set WA_VERSION to the current one (e.g. 2.3000.1029000000, as web.whatsapp.com shows it) and start the session again",
+    oursToTell: true
+  },
   411: { kind: "fatal", code: "MULTIDEVICE_MISMATCH", why: "the account does not support multi-device" },
   // Another socket uses the same credentials: reconnecting would make the two fight forever.
   440: { kind: "fatal", code: "CONNECTION_REPLACED", why: "another connection took over this session" }
@@ -68,7 +81,9 @@ export const closeReasonOf = ({ linked, message, networkError, qrShown, statusCo
   const detail = (fallback: string) => `baileys: ${message ?? fallback}${statusCode === undefined ? "" : ` (${statusCode})`}`
   if (statusCode !== undefined) {
     const stop = terminal[statusCode]
-    if (stop !== undefined) return { kind: stop.kind, code: stop.code, message: detail(stop.why) }
+    if (stop !== undefined) {
+      return { kind: stop.kind, code: stop.code, message: stop.oursToTell ? `baileys: ${stop.why} (${statusCode})` : detail(stop.why) }
+    }
     // WhatsApp asks for a fresh socket, always right after pairing: reconnect at once.
     if (statusCode === 515) return { kind: "restart", code: "RESTART_REQUIRED", message: detail("restart required") }
     // Before linking, a 408 while QRs were up means every QR ref was used without a scan.

@@ -200,6 +200,7 @@ export const SandboxEngineLive: Layer.Layer<Engine, never, SandboxNetwork> = Lay
   Engine,
   SandboxNetwork.pipe(Effect.map((network) => Engine.of({
     name: "sandbox",
+    clientVersion: null,
     newMessageId: newSandboxMessageId,
     forget: network.forget,
     connect: (options) => connect(network, options)

@@ -1,0 +1,79 @@
+import { DEFAULT_CONNECTION_CONFIG } from "@whiskeysockets/baileys"
+import { ConfigProvider, Effect, Exit, Option, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { settingsConfig } from "../src/app/Config.js"
+import { BaileysEngineLive } from "../src/entry/baileys.js"
+import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
+import { startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
+
+/**
+ * WA_VERSION (issue 21): the WhatsApp Web version the Baileys engine presents, against the
+ * loopback peer told to refuse anything older than one build past Baileys' own, as WhatsApp
+ * refuses an outdated client (`<failure reason="405">`). With Baileys' built-in version the
+ * session fails at once as CLIENT_OUTDATED and says what to set; with WA_VERSION at the
+ * peer's minimum it is let in and shows its QR. Health and the session show the version.
+ */
+
+const builtIn = DEFAULT_CONNECTION_CONFIG.version
+const current: readonly [number, number, number] = [builtIn[0], builtIn[1], builtIn[2] + 1]
+
+let peer: WaPeer
+const scopes: Array<Scope.CloseableScope> = []
+
+beforeAll(async () => {
+  peer = await startWaPeer({ minVersion: current })
+})
+afterAll(async () => {
+  for (const scope of scopes) await Effect.runPromise(Scope.close(scope, Exit.void))
+  await peer.close()
+})
+
+const gatewayPresenting = async (waVersion: string | undefined): Promise<Omit<TestGateway, "network">> => {
+  const scope = await Effect.runPromise(Scope.make())
+  scopes.push(scope)
+  const dataDir = tempDir("switchboard-baileys-version-")
+  return Effect.runPromise(Scope.extend(
+    startGatewayWith(BaileysEngineLive({ waWebSocketUrl: peer.url, mediaCa: peer.mediaCa, waVersion }), {
+      dataDir,
+      databaseUrl: `sqlite:${dataDir}/switchboard.db`,
+      engine: "baileys"
+    }),
+    scope
+  ))
+}
+
+describe("the WhatsApp Web version (WA_VERSION)", () => {
+  it("an outdated version is refused: the session fails at once with CLIENT_OUTDATED and says to set WA_VERSION", async () => {
+    const gateway = await gatewayPresenting(undefined)
+    expect((await gateway.call("GET", "/api/health", { key: null })).body.engine).toEqual({ name: "baileys", waVersion: builtIn.join(".") })
+    const created = await gateway.call("POST", "/api/sessions", { body: { name: "outdated", autoStart: true } })
+    const failed = await eventually(() => gateway.call("GET", `/api/sessions/${created.body.id}`), (r) => r.body.status === "failed", 15_000)
+    expect(failed.body.lastError.code).toBe("CLIENT_OUTDATED")
+    expect(failed.body.lastError.message).toContain("WA_VERSION")
+    expect(failed.body.waVersion).toBe(builtIn.join("."))
+  }, 30_000)
+
+  it("WA_VERSION at the server's minimum is let in: the session shows its QR, with that version", async () => {
+    const gateway = await gatewayPresenting(current.join("."))
+    expect((await gateway.call("GET", "/api/health", { key: null })).body.engine).toEqual({ name: "baileys", waVersion: current.join(".") })
+    const created = await gateway.call("POST", "/api/sessions", { body: { name: "current", autoStart: true } })
+    const qr = await eventually(() => gateway.call("GET", `/api/sessions/${created.body.id}/qr`), (r) => r.status === 200, 15_000)
+    // The QR carries one of the refs the peer handed this client at its registration.
+    expect(qr.body.qr).toContain("2@")
+    expect((await gateway.call("GET", `/api/sessions/${created.body.id}`)).body.waVersion).toBe(current.join("."))
+  }, 30_000)
+
+  it("WA_VERSION is read as three numbers; anything else stops the start with the reason", () => {
+    const read = (env: Record<string, string>) =>
+      Effect.runSyncExit(settingsConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))
+    const given = read({ WA_VERSION: "2.3000.1029000000" })
+    expect(Exit.isSuccess(given) && given.value.waVersion).toEqual(Option.some("2.3000.1029000000"))
+    const unset = read({})
+    expect(Exit.isSuccess(unset) && unset.value.waVersion).toEqual(Option.none())
+    for (const bad of ["2.3000", "latest", "2.3000.x"]) {
+      const refused = read({ WA_VERSION: bad })
+      expect(Exit.isFailure(refused), bad).toBe(true)
+      expect(String(Exit.isFailure(refused) ? refused.cause : ""), bad).toContain("WA_VERSION must look like 2.3000.1029000000")
+    }
+  })
+})
