@@ -28,7 +28,7 @@ afterAll(async () => {
   await peer.close()
 })
 
-const gatewayPresenting = async (waVersion: string | undefined): Promise<Omit<TestGateway, "network">> => {
+const gatewayPresenting = async (waVersion: `${number}.${number}.${number}` | undefined): Promise<Omit<TestGateway, "network">> => {
   const scope = await Effect.runPromise(Scope.make())
   scopes.push(scope)
   const dataDir = tempDir("switchboard-baileys-version-")
@@ -54,7 +54,7 @@ describe("the WhatsApp Web version (WA_VERSION)", () => {
   }, 30_000)
 
   it("WA_VERSION at the server's minimum is let in: the session shows its QR, with that version", async () => {
-    const gateway = await gatewayPresenting(current.join("."))
+    const gateway = await gatewayPresenting(`${current[0]}.${current[1]}.${current[2]}` as const)
     expect((await gateway.call("GET", "/api/health", { key: null })).body.engine).toEqual({ name: "baileys", waVersion: current.join(".") })
     const created = await gateway.call("POST", "/api/sessions", { body: { name: "current", autoStart: true } })
     const qr = await eventually(() => gateway.call("GET", `/api/sessions/${created.body.id}/qr`), (r) => r.status === 200, 15_000)

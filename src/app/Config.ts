@@ -43,7 +43,10 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
   engine: Config.literal("sandbox", "baileys")("ENGINE").pipe(Config.withDefault("baileys" as const)),
   waWebSocketUrl: Config.option(Config.url("WA_WS_URL").pipe(Config.map((url) => url.toString()))),
   waVersion: Config.option(Config.string("WA_VERSION").pipe(
-    Config.validate({ message: "WA_VERSION must look like 2.3000.1029000000 (three numbers)", validation: (version) => /^\d+\.\d+\.\d+$/.test(version) })
+    Config.validate({
+      message: "WA_VERSION must look like 2.3000.1029000000 (three numbers)",
+      validation: (version): version is `${number}.${number}.${number}` => /^\d+\.\d+\.\d+$/.test(version)
+    })
   )),
   apiKey: Config.option(Config.redacted("API_KEY")).pipe(
     Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))

@@ -18,7 +18,7 @@ export interface Settings {
   /** The WhatsApp Web socket; only set to test against a loopback peer. */
   readonly waWebSocketUrl: Option.Option<string>
   /** `WA_VERSION`: the WhatsApp Web version the Baileys engine presents (`2.3000.1029000000`); none: the one built into Baileys. */
-  readonly waVersion: Option.Option<string>
+  readonly waVersion: Option.Option<`${number}.${number}.${number}`>
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly sandboxPairDelay: Duration.Duration
   /** Sandbox sessions are WhatsApp Business accounts (labels work); tests mark single ones instead. */

@@ -71,7 +71,7 @@ export interface BaileysEngineOptions {
    * The WhatsApp Web version presented to the server (`WA_VERSION`, `2.3000.1029000000`);
    * Baileys' built-in one when absent. WhatsApp refuses a version it deems outdated (405).
    */
-  readonly waVersion?: string | undefined
+  readonly waVersion?: `${number}.${number}.${number}` | undefined
 }
 
 /** The version a socket presents: the one given, else the one built into Baileys. */
