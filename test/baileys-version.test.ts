@@ -1,9 +1,12 @@
 import { DEFAULT_CONNECTION_CONFIG } from "@whiskeysockets/baileys"
 import { ConfigProvider, Effect, Exit, Option, Scope } from "effect"
+import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { settingsConfig } from "../src/app/Config.js"
 import { BaileysEngineLive } from "../src/entry/baileys.js"
-import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
+import { waVersionIn } from "../src/runtime/engines/baileys/waVersion.js"
+import { eventually, startGatewayWith, TEST_KEY, tempDir, type TestGateway } from "./support/gateway.js"
+import { useGatewayProcesses } from "./support/process.js"
 import { startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 
 /**
@@ -75,5 +78,49 @@ describe("the WhatsApp Web version (WA_VERSION)", () => {
       expect(Exit.isFailure(refused), bad).toBe(true)
       expect(String(Exit.isFailure(refused) ? refused.cause : ""), bad).toContain("WA_VERSION must look like 2.3000.1029000000")
     }
+  })
+})
+
+/** A loopback page for WA_VERSION_URL: web.whatsapp.com's service worker as it names its build, or a 404. */
+const versionPages = async () => {
+  const server: Server = createServer((request, response) => {
+    if (request.url === "/sw.js") {
+      response.end('self.__swData=JSON.parse(/*BTDS*/"{\\"dynamic_data\\":{},\\"client_revision\\":1029000123,\\"other\\":1}");')
+    } else {
+      response.statusCode = 404
+      response.end("no such page")
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as { port: number }
+  return { url: (page: string) => `http://127.0.0.1:${port}${page}`, close: () => new Promise((resolve) => server.close(resolve)) }
+}
+
+describe("WA_VERSION_URL, read once at start by the built gateway", () => {
+  const spawnGateway = useGatewayProcesses()
+  let pages: Awaited<ReturnType<typeof versionPages>>
+  beforeAll(async () => {
+    pages = await versionPages()
+  })
+  afterAll(() => pages.close())
+
+  const versionShown = async (env: Record<string, string>) => {
+    const gateway = await spawnGateway({ dataDir: tempDir("switchboard-wa-version-url-"), env: { API_KEY: TEST_KEY, ENGINE: "baileys", ...env } })
+    const health = await gateway.call("GET", "/api/health", { key: null })
+    await gateway.kill()
+    return health.body.engine.waVersion as string
+  }
+
+  it("presents the version the page names; the built-in one when the page cannot be read; WA_VERSION over both", async () => {
+    expect(await versionShown({ WA_VERSION_URL: pages.url("/sw.js") })).toBe("2.3000.1029000123")
+    expect(await versionShown({ WA_VERSION_URL: pages.url("/missing") })).toBe(builtIn.join("."))
+    expect(await versionShown({ WA_VERSION_URL: pages.url("/sw.js"), WA_VERSION: "2.3000.1029000999" })).toBe("2.3000.1029000999")
+  }, 60_000)
+
+  it("finds the version in plain text, in JSON, and in the service worker's client_revision", () => {
+    expect(waVersionIn("2.3000.1029000000\n")).toEqual(Option.some("2.3000.1029000000"))
+    expect(waVersionIn('{"currentVersion":"2.3000.1030000001"}')).toEqual(Option.some("2.3000.1030000001"))
+    expect(waVersionIn('"client_revision":1029000777,')).toEqual(Option.some("2.3000.1029000777"))
+    expect(waVersionIn("<html>maintenance</html>")).toEqual(Option.none())
   })
 })

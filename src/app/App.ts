@@ -57,13 +57,18 @@ export const sandboxEngineLayer = (settings: Settings) =>
 export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, never, SqlClient.SqlClient | MediaStore> =>
   settings.engine === "sandbox"
     ? sandboxEngineLayer(settings)
-    : Layer.unwrapEffect(Effect.map(
-      Effect.promise(() => import("../runtime/engines/baileys/BaileysEngine.js")),
-      ({ BaileysEngineLive }) => BaileysEngineLive({
+    : Layer.unwrapEffect(Effect.gen(function*() {
+      const { BaileysEngineLive } = yield* Effect.promise(() => import("../runtime/engines/baileys/BaileysEngine.js"))
+      const { fetchWaVersion } = yield* Effect.promise(() => import("../runtime/engines/baileys/waVersion.js"))
+      // WA_VERSION wins; else WA_VERSION_URL, read once now; else Baileys' own.
+      const waVersion = Option.isSome(settings.waVersion) || Option.isNone(settings.waVersionUrl)
+        ? settings.waVersion
+        : yield* fetchWaVersion(settings.waVersionUrl.value)
+      return BaileysEngineLive({
         waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl),
-        waVersion: Option.getOrUndefined(settings.waVersion)
+        waVersion: Option.getOrUndefined(waVersion)
       })
-    ))
+    }))
 
 /** The Store chosen by `DATABASE_URL`, with its repositories. */
 export const storeFromSettings = (settings: Settings) => storeOfDatabase(settings.databaseUrl)

@@ -48,6 +48,7 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
       validation: (version): version is `${number}.${number}.${number}` => /^\d+\.\d+\.\d+$/.test(version)
     })
   )),
+  waVersionUrl: Config.option(Config.url("WA_VERSION_URL").pipe(Config.map((url) => url.toString()))),
   apiKey: Config.option(Config.redacted("API_KEY")).pipe(
     Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))
   ),

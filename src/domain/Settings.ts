@@ -19,6 +19,8 @@ export interface Settings {
   readonly waWebSocketUrl: Option.Option<string>
   /** `WA_VERSION`: the WhatsApp Web version the Baileys engine presents (`2.3000.1029000000`); none: the one built into Baileys. */
   readonly waVersion: Option.Option<`${number}.${number}.${number}`>
+  /** `WA_VERSION_URL`: a page naming the current WhatsApp Web version, read at start when `WA_VERSION` is not set. */
+  readonly waVersionUrl: Option.Option<string>
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly sandboxPairDelay: Duration.Duration
   /** Sandbox sessions are WhatsApp Business accounts (labels work); tests mark single ones instead. */
