@@ -95,7 +95,7 @@ const engineOf = <Choice extends EngineChoice<unknown, unknown>>(engine: Choice,
   >
 
 /** A layer seen through the public type: what it builds beyond `A` is not part of the promise. */
-const offering = <A>() => <E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => layer
+const narrowedTo = <A>() => <E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => layer
 
 /**
  * Switchboard in one line, for an Effect program:
@@ -114,13 +114,13 @@ export const Switchboard = {
     options: SwitchboardOptions<Choice, StoreError, CacheError, MediaError>
   ) =>
     Layer.unwrapEffect(Effect.map(settingsOf(options), (settings) =>
-      offering<SwitchboardServices | EngineExtras<Choice>>()(SwitchboardCore(settings, engineOf(options.engine, settings), options)))),
+      narrowedTo<SwitchboardServices | EngineExtras<Choice>>()(SwitchboardCore(settings, engineOf(options.engine, settings), options)))),
 
   serverLayer: <Choice extends EngineChoice<unknown, unknown>, StoreError = never, CacheError = never, MediaError = never>(
     options: SwitchboardOptions<Choice, StoreError, CacheError, MediaError>
   ) =>
     Layer.unwrapEffect(Effect.map(settingsOf(options), (settings) =>
-      offering<SwitchboardServices | EngineExtras<Choice> | HttpServer.HttpServer>()(
+      narrowedTo<SwitchboardServices | EngineExtras<Choice> | HttpServer.HttpServer>()(
         SwitchboardServer(settings, engineOf(options.engine, settings), options)
       ))),
 
@@ -128,5 +128,5 @@ export const Switchboard = {
     options: SwitchboardOptions<Choice, StoreError, CacheError, MediaError>
   ) =>
     Layer.unwrapEffect(Effect.map(settingsOf(options), (settings) =>
-      offering<SwitchboardServices | EngineExtras<Choice>>()(SwitchboardApiOnServer(settings, engineOf(options.engine, settings), options))))
+      narrowedTo<SwitchboardServices | EngineExtras<Choice>>()(SwitchboardApiOnServer(settings, engineOf(options.engine, settings), options))))
 }

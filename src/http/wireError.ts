@@ -25,7 +25,7 @@ const errorBodyOf = (cls: { readonly status: number; readonly codes: ReadonlyArr
 /** The status's reason phrase, as `toErrorBody` writes it in `error`. */
 const reasonPhrase = (status: number) => toErrorBody(status, { code: "", message: "" }).error
 
-const made = new Map<ErrorClass<any>, Schema.Schema<any, any>>()
+const schemaOfClass = new Map<ErrorClass<any>, Schema.Schema<any, any>>()
 
 /**
  * The schema the HTTP contract uses for an error class: the class on the inside, `ErrorBody`
@@ -34,13 +34,13 @@ const made = new Map<ErrorClass<any>, Schema.Schema<any, any>>()
  * then shows it once rather than as a union of two equal schemas.
  */
 export const wireError = <E extends ApiError>(cls: ErrorClass<E>): Schema.Schema<E, typeof ErrorBody.Encoded> => {
-  const known = made.get(cls)
+  const known = schemaOfClass.get(cls)
   if (known !== undefined) return known
   const schema = Schema.transform(errorBodyOf(cls), Schema.typeSchema(cls), {
     strict: false,
     decode: (body) => new cls({ code: body.code, message: body.message, details: body.details }),
     encode: (error) => toErrorBody(cls.status, error)
   }).annotations({ ...HttpApiSchema.annotations({ status: cls.status }), description: `${reasonPhrase(cls.status)}: \`code\` says why` })
-  made.set(cls, schema)
+  schemaOfClass.set(cls, schema)
   return schema
 }
