@@ -233,6 +233,37 @@ describe.skipIf(unavailable("chromium", "the dashboard in a browser") !== undefi
     await context.close()
   }, 60_000)
 
+  it("keeps a webhook created while the list is still being read", async () => {
+    const { context, page } = await open(1280)
+    await signIn(page, TEST_KEY)
+    // The list's read is held until the webhook is made, so it answers with the list as it was.
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const isListRead = (url: string, method: string) => url.endsWith("/api/webhooks") && method === "GET"
+    let asked = 0
+    let answered = 0
+    page.on("request", (request) => void (isListRead(request.url(), request.method()) && asked++))
+    page.on("requestfinished", (request) => void (isListRead(request.url(), request.method()) && answered++))
+    await page.route("**/api/webhooks", async (route) => {
+      if (route.request().method() !== "GET") return route.continue()
+      const response = await route.fetch()
+      await held
+      return route.fulfill({ response })
+    })
+    await goTo(page, "webhooks")
+    const url = `${receiverUrl}?made-while-reading`
+    await page.getByTestId("webhook-url").fill(url)
+    await page.getByTestId("webhook-create").click()
+    const rows = page.locator(`[data-testid="webhook-row"][data-webhook-url="${url}"]`)
+    await rows.waitFor()
+    release()
+    // Every read answered (the stale one included) and the page given time to show them.
+    await expect.poll(() => answered > 0 && answered === asked).toBe(true)
+    await page.waitForTimeout(300)
+    expect(await rows.count()).toBe(1)
+    await context.close()
+  })
+
   it("shows an API refusal as a clear message", async () => {
     const { context, page } = await open(1280)
     await signIn(page, TEST_KEY)

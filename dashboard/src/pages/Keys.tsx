@@ -1,10 +1,10 @@
 import { useEffect, useState } from "preact/hooks"
 import { type ApiKey, api, type CreatedApiKey, type Role, toApiError } from "../api"
+import { useEditableList } from "../editableList"
 import { ErrorBox, Field, SecretOnce, splitList, StatusBadge, Time, useAction, ConfirmDelete } from "../ui"
 
 /** API keys (admin): list, create (the key is shown once), revoke, delete. */
 export const Keys = () => {
-  const [keys, setKeys] = useState<ReadonlyArray<ApiKey> | null>(null)
   const [name, setName] = useState("")
   const [role, setRole] = useState<Role>("operator")
   const [allowedSessions, setAllowedSessions] = useState("")
@@ -14,20 +14,13 @@ export const Keys = () => {
   const [confirming, setConfirming] = useState<string | null>(null)
   const { error, setError, busy, run } = useAction()
 
-  const load = async () => {
-    try {
-      setKeys(await api.keys.list())
-    } catch (cause) {
-      setError(toApiError(cause))
-      setKeys([])
-    }
-  }
+  const { items: keys, load, change } = useEditableList(() => api.keys.list(), (cause) => setError(toApiError(cause)))
 
   useEffect(() => {
     void load()
   }, [])
 
-  const replace = (key: ApiKey) => setKeys((keys ?? []).map((item) => (item.id === key.id ? key : item)))
+  const replace = (key: ApiKey) => change((keys) => keys.map((item) => (item.id === key.id ? key : item)))
 
   const create = async (event: Event) => {
     event.preventDefault()
@@ -46,7 +39,7 @@ export const Keys = () => {
     if (key !== undefined) {
       setCreated(key)
       const { key: _shown, ...listed } = key
-      setKeys([...(keys ?? []), listed])
+      change((keys) => [...keys, listed])
       setName("")
       setAllowedSessions("")
       setAllowedIps("")
@@ -65,7 +58,7 @@ export const Keys = () => {
       await api.keys.remove(key.id)
       return true
     })
-    if (done) setKeys((keys ?? []).filter((item) => item.id !== key.id))
+    if (done) change((keys) => keys.filter((item) => item.id !== key.id))
   }
 
   return (

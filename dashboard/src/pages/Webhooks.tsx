@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks"
 import { type ApiError, api, type TestResult, toApiError, type Webhook, type WebhookInput } from "../api"
+import { useEditableList } from "../editableList"
 import { useSessionList } from "../sessionList"
 import { ErrorBox, mapLimit, SecretOnce, StatusBadge, Time, useAction, ConfirmDelete } from "../ui"
 import { WebhookDeliveries } from "./WebhookDeliveries"
@@ -8,7 +9,6 @@ import { WebhookForm } from "./WebhookForm"
 /** Webhooks for every session and per session: create, edit, delete, test, deliveries. */
 export const Webhooks = () => {
   const { sessions, error: sessionsError } = useSessionList()
-  const [webhooks, setWebhooks] = useState<ReadonlyArray<Webhook> | null>(null)
   const [listError, setListError] = useState<ApiError | null>(null)
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null)
   const [editing, setEditing] = useState<string | null>(null)
@@ -19,10 +19,9 @@ export const Webhooks = () => {
   const { error, setError, busy, run } = useAction()
 
   /** The global list and each session's; a refusal of one (e.g. 403 for a limited key) does not hide the others. */
-  const load = async () => {
-    if (sessions === null) return
+  const readAll = async () => {
     let refusal: ApiError | null = null
-    const lists = await mapLimit([null, ...sessions.map((session) => session.id)], 4, async (sessionId) => {
+    const lists = await mapLimit([null, ...(sessions ?? []).map((session) => session.id)], 4, async (sessionId) => {
       try {
         return sessionId === null ? await api.webhooks.listGlobal() : await api.webhooks.listForSession(sessionId)
       } catch (cause) {
@@ -30,12 +29,13 @@ export const Webhooks = () => {
         return []
       }
     })
-    setWebhooks(lists.flat())
     setListError(refusal)
+    return lists.flat()
   }
+  const { items: webhooks, load, change } = useEditableList(readAll, (cause) => setListError(toApiError(cause)))
 
   useEffect(() => {
-    void load()
+    if (sessions !== null) void load()
   }, [sessions])
 
   const sessionName = (id: string | null) =>
@@ -46,14 +46,14 @@ export const Webhooks = () => {
     if (created === undefined) return false
     const { secret: shown, ...webhook } = created
     setSecret({ url: created.url, secret: shown })
-    setWebhooks([...(webhooks ?? []), webhook])
+    change((webhooks) => [...webhooks, webhook])
     return true
   }
 
   const update = async (id: string, input: WebhookInput) => {
     const updated = await run(`edit:${id}`, () => api.webhooks.update(id, input))
     if (updated === undefined) return false
-    setWebhooks((webhooks ?? []).map((webhook) => (webhook.id === id ? updated : webhook)))
+    change((webhooks) => webhooks.map((webhook) => (webhook.id === id ? updated : webhook)))
     setEditing(null)
     return true
   }
@@ -65,7 +65,7 @@ export const Webhooks = () => {
       return true
     })
     if (done) {
-      setWebhooks((webhooks ?? []).filter((item) => item.id !== webhook.id))
+      change((webhooks) => webhooks.filter((item) => item.id !== webhook.id))
       if (deliveriesOf === webhook.id) setDeliveriesOf(null)
       if (tested?.webhook.id === webhook.id) setTested(null)
     }
