@@ -35,6 +35,9 @@ export interface ReceivedMessage {
   /** set when the message went to a group (`<id>@g.us`): `to` is then the member who decrypted it */
   readonly group: string | undefined
   readonly id: string
+  /** the `<enc type>` it came in: `pkmsg` (it starts a new Signal session: a one-time prekey was
+   *  used), `msg` (an existing session), `skmsg` (a group's sender key) */
+  readonly enc: string
   /** what the message is (see ./kinds.ts); `message` holds it whole */
   readonly kind: MessageKind
   /** the stanza's `edit` attribute: "1" edit, "7" revoke ("8" by an admin), "2" pin */

@@ -110,7 +110,7 @@ export const handleClientGroupMessage = async (host: GroupMessageHost, conn: Con
     if (!party || !skmsg) continue
     try {
       const message = await skmsg.read(party)
-      record(host, entity, { from: account.phone, to: phoneOf(entity), toJid: groupJid, id, group: groupJid, edit: node.attrs.edit }, message)
+      record(host, entity, { from: account.phone, to: phoneOf(entity), toJid: groupJid, id, group: groupJid, edit: node.attrs.edit, enc: "skmsg" }, message)
       readers.push(entity)
     } catch (error) {
       host.errors.push(`skmsg ${id} for ${phoneOf(entity)}: ${error instanceof Error ? error.message : String(error)}`)

@@ -81,6 +81,11 @@
  * `pairing-code` (phone: a client called requestPairingCode; then `peer.enterCode(code, {phone})`),
  * `received` (ReceivedMessage), `receipt` ({ phone, id, type }), `presence` (ClientPresence), `peer-error` (Error).
  *
+ * Signal sessions (./iq.ts): `m.enc` says how a received message was encrypted (`pkmsg` starts a
+ * session with one of the contact's one-time prekeys, `msg` uses one, `skmsg` a group's sender key);
+ * `peer.keyQueries` lists the clients' prekey fetches (`reason: "identity"` when they replace a
+ * session they had) and device queries (usync `devices`), in order.
+ *
  * Logins (`peer.logins`, `peer.loginsOf(phone)`, `peer.openLogins(phone)`, `peer.maxConcurrentLogins(phone)`):
  * every socket that logged in as an account, with when it was accepted, logged in and closed, and
  * how many other sockets of the account were still open at its login (a client that replaces
@@ -129,6 +134,7 @@ export { GroupDirectory, GroupError, PeerGroup, type ParticipantAction, type Rol
 export { cancelJoinRequest, requestJoin } from "./group-requests.js"
 export { ProfileDirectory, type PeerPicture } from "./profiles.js"
 export { type Entity } from "./stanzas.js"
+export { type KeyQuery } from "./iq.js"
 export { peerCertificates } from "./frames.js"
 export { type CallEnd, type CallReject } from "./calls.js"
 export { type HistoryRequest, type PhoneChat, type PhoneMessage, type SyncType } from "./history.js"

@@ -2,12 +2,27 @@
  * The client's `<iq>` requests and the peer's answers. Anything not listed gets an empty
  * `type=result`, so Baileys never waits for a query timeout.
  */
-import { getBinaryNodeChild, type BinaryNode } from "@whiskeysockets/baileys"
+import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode } from "@whiskeysockets/baileys"
 import type { Connection } from "./connection.js"
 import type { Account } from "./pairing.js"
 import { parseCompanionHello } from "./pairing-code.js"
 import type { ProfileDirectory } from "./profiles.js"
 import { keysResult, privacyResult, result, usyncResult, type Entity } from "./stanzas.js"
+
+/**
+ * A client's ask for other users' Signal keys or devices: `<iq xmlns=encrypt><key>` hands out one
+ * of each user's one-time prekeys (a new session; `reason=identity` when the client re-keys
+ * sessions it had), `<iq xmlns=usync>` with the `devices` protocol lists their devices.
+ */
+export interface KeyQuery {
+  readonly kind: "prekeys" | "devices"
+  /** the asking account's phone */
+  readonly phone: string
+  /** the users asked about, as the client wrote them (`<user>@lid`, `<phone>@s.whatsapp.net`) */
+  readonly jids: readonly string[]
+  /** `identity` when the client forced new sessions over existing ones */
+  readonly reason: string | undefined
+}
 
 export interface IqHost {
   resolve(user: string): Entity | undefined
@@ -20,7 +35,11 @@ export interface IqHost {
   groupIq(account: Account, iq: BinaryNode): BinaryNode
   /** abouts, pictures, business profiles, blocklists */
   readonly profiles: ProfileDirectory
+  /** every key and device query of the clients, in order */
+  readonly keyQueries: KeyQuery[]
 }
+
+const usersOf = (parent: BinaryNode | undefined): BinaryNode[] => getBinaryNodeChildren(parent, "user")
 
 /** Login sequence: prekey count → (prekey upload) → passive active → digest → `open`. */
 export const answerIq = async (peer: IqHost, conn: Connection, iq: BinaryNode): Promise<void> => {
@@ -60,8 +79,19 @@ export const answerIq = async (peer: IqHost, conn: Connection, iq: BinaryNode): 
     conn.send(result(iq, [{ tag: "digest", attrs: {} }]))
     return peer.afterLogin(conn, account)
   }
-  if (xmlns === "encrypt" && child?.tag === "key") return conn.send(keysResult(iq, user => peer.resolve(user)))
-  if (xmlns === "usync") return conn.send(usyncResult(iq, account, user => peer.resolve(user), entity => peer.profiles.statusNode(entity)))
+  if (xmlns === "encrypt" && child?.tag === "key") {
+    const users = usersOf(child)
+    peer.keyQueries.push({ kind: "prekeys", phone: account.phone, jids: users.map(u => u.attrs.jid ?? ""), reason: users[0]?.attrs.reason })
+    return conn.send(keysResult(iq, user => peer.resolve(user)))
+  }
+  if (xmlns === "usync") {
+    const usync = getBinaryNodeChild(iq, "usync")
+    if (getBinaryNodeChild(getBinaryNodeChild(usync, "query"), "devices")) {
+      const jids = usersOf(getBinaryNodeChild(usync, "list")).map(u => u.attrs.jid ?? "")
+      peer.keyQueries.push({ kind: "devices", phone: account.phone, jids, reason: undefined })
+    }
+    return conn.send(usyncResult(iq, account, user => peer.resolve(user), entity => peer.profiles.statusNode(entity)))
+  }
   if (xmlns === "w:g2") return conn.send(peer.groupIq(account, iq))
   if (xmlns === "w:m" && child?.tag === "media_conn") return conn.send(result(iq, [peer.mediaConn()]))
   if (xmlns === "privacy" && type === "get") return conn.send(privacyResult(iq))

@@ -91,7 +91,7 @@ export const handleClientMessage = async (host: MessageHost, conn: Connection, a
         continue
       }
       const to = entity.kind === "contact" ? entity.contact.phone : entity.account.phone
-      record(host, entity, { from: account.phone, to, toJid: destination, id, group: undefined, edit: node.attrs.edit }, message)
+      record(host, entity, { from: account.phone, to, toJid: destination, id, group: undefined, edit: node.attrs.edit, enc: enc.attrs.type ?? "msg" }, message)
       delivered = true
     } catch (error) {
       host.errors.push(`decrypt ${id} for ${jid}: ${error instanceof Error ? error.message : String(error)}`)
@@ -108,7 +108,7 @@ export const handleClientMessage = async (host: MessageHost, conn: Connection, a
 export const record = (
   host: MessageHost,
   recipient: Entity,
-  envelope: Pick<ReceivedMessage, "from" | "to" | "toJid" | "id" | "group" | "edit">,
+  envelope: Pick<ReceivedMessage, "from" | "to" | "toJid" | "id" | "group" | "edit" | "enc">,
   message: proto.Message
 ): ReceivedMessage => {
   const content = proto.Message.toObject(message) as proto.IMessage

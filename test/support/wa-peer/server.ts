@@ -21,7 +21,7 @@ import { historyRequestOf, onDemandAnswer, type HistoryRequest, type PhoneChat }
 import { handleClientStatus, STATUS_JID, type ReceivedStatus } from "./status.js"
 import { newMessageId } from "./contacts.js"
 import { ClientKeys, SignalParty } from "./signal.js"
-import { answerIq } from "./iq.js"
+import { answerIq, type KeyQuery } from "./iq.js"
 import { ProfileDirectory } from "./profiles.js"
 import type { MediaServer } from "./media-server.js"
 import type { Entity } from "./stanzas.js"
@@ -101,6 +101,8 @@ export class PeerServer extends EventEmitter {
   readonly historyRequests: HistoryRequest[] = []
   /** what each account's phone holds, by phone number: its history syncs and on-demand answers */
   readonly phoneHistory = new Map<string, PhoneChat[]>()
+  /** the clients' key and device queries: each new Signal session they start begins here (./iq.ts) */
+  readonly keyQueries: KeyQuery[] = []
   /** protocol problems the peer met (decryption failures, handler errors) */
   readonly errors: string[] = []
   readonly connections = new Set<Connection>()
