@@ -24,6 +24,7 @@ import { Cache, type CacheService } from "../../ports/Cache.js"
 import { bestEffort } from "../../bestEffort.js"
 import { phoneNumberPattern } from "../../../domain/Ids.js"
 import { makeStoreAuthState } from "./authState.js"
+import { makeDeviceCache } from "./deviceCache.js"
 import { makeConnectionTranslator } from "./connectionUpdate.js"
 import { engineErrorOf } from "./disconnect.js"
 import { isIgnoredJid, type PhoneOfLid, toWireJid } from "./jids.js"
@@ -161,6 +162,8 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
             markOnlineOnConnect: options.settings.markOnlineOnConnect,
             shouldIgnoreJid: isIgnoredJid,
             cachedGroupMetadata: groups.lookup,
+            // Contacts' devices from the Store: a restart goes on with the Signal sessions it has.
+            userDevicesCache: makeDeviceCache(options.auth, runtime),
             // Retry receipts: WhatsApp asks us to re-encrypt a message we sent.
             getMessage: async (key) => {
               if (!key.id) return undefined

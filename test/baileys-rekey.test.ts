@@ -1,0 +1,116 @@
+import { Duration, Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
+import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
+import { type KeyQuery, type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
+
+/**
+ * Issue 21, point 3: a restarted gateway goes on with the Signal sessions it has. Before, Baileys
+ * forgot its contacts' devices with the process, asked the server for them again, and (rc14) threw
+ * the sessions away after that question: the first message to each contact after every restart
+ * was a prekey message (`pkmsg`) that used up one of the contact's one-time prekeys.
+ *
+ * A contact that has answered once gets normal messages (`msg`) from then on; that is what the
+ * peer checks after each kind of restart, and that the gateway asked the server for no keys and
+ * no devices to send it.
+ */
+
+const ALICE = "15551230101"
+const BOB = "15551230102"
+
+describe("ENGINE=baileys keeps its Signal sessions over restarts (loopback WhatsApp Web peer)", () => {
+  let peer: WaPeer
+  let dataDir: string
+  let scope: Scope.CloseableScope | undefined
+  let gateway: Omit<TestGateway, "network">
+  let sessionId = ""
+
+  const start = async () => {
+    scope = await Effect.runPromise(Scope.make())
+    const engine = BaileysEngineLive({ waWebSocketUrl: peer.url, mediaCa: peer.mediaCa })
+    gateway = await Effect.runPromise(Scope.extend(
+      startGatewayWith(engine, {
+        dataDir,
+        databaseUrl: `sqlite:${dataDir}/switchboard.db`,
+        engine: "baileys",
+        reconnect: { initialDelay: Duration.seconds(1), maxDelay: Duration.seconds(2), maxAttempts: 5, healthyAfter: Duration.seconds(30) }
+      }),
+      scope
+    ))
+  }
+  const stop = async () => {
+    if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
+    scope = undefined
+  }
+  const ready = () =>
+    eventually(() => gateway.call("GET", `/api/sessions/${sessionId}`), (r) => r.body.status === "ready", 15_000)
+
+  /** Sends `text` to Bob through the API; what Bob's phone received (with the `<enc type>` it came in). */
+  const sendToBob = async (text: string): Promise<ReceivedMessage> => {
+    const received = peer.waitFor<ReceivedMessage>("received", (m) => m.text === text, 15_000)
+    const sent = await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: `${BOB}@c.us`, text } })
+    expect(sent.status).toBe(201)
+    return received
+  }
+  /**
+   * The key and device queries about Bob (by phone or LID) since `mark`, an index into
+   * `peer.keyQueries`. Alice's own devices are left out: the peer lists no phone (device 0) for
+   * the asking account, so Baileys finds nothing to keep and asks for them on every send.
+   */
+  const queriesAboutBobSince = (mark: number): Array<KeyQuery> => {
+    const bob = peer.contact(BOB)
+    const aboutBob = (jid: string) => [bob.phone, bob.lidUser].includes(jid.split(/[@:]/)[0]!)
+    return peer.keyQueries.slice(mark).filter((q) => q.phone === ALICE && q.jids.some(aboutBob))
+  }
+
+  beforeAll(async () => {
+    peer = await startWaPeer()
+    dataDir = tempDir("switchboard-rekey-")
+    await start()
+  })
+  afterAll(async () => {
+    await stop()
+    await peer?.close()
+  })
+
+  it("a conversation: the first message starts a session (pkmsg), after Bob's answer they are normal messages", async () => {
+    const created = await gateway.call("POST", "/api/sessions", { body: { name: "alice", autoStart: true } })
+    sessionId = created.body.id
+    const qr = await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}/qr`), (r) => r.status === 200, 15_000)
+    await peer.scan(qr.body.qr, { phone: ALICE })
+    await ready()
+    const bob = peer.contact(BOB, { name: "Bob" })
+
+    expect((await sendToBob("hello bob")).enc).toBe("pkmsg")
+    // Until Bob answers, Alice's side cannot know the session arrived: libsignal keeps prekey messages.
+    await bob.send(ALICE, "hi alice")
+    await eventually(
+      () => gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=in`),
+      (r) => r.body.data.some((m: { text: string }) => m.text === "hi alice"),
+      15_000
+    )
+    const mark = peer.keyQueries.length
+    expect((await sendToBob("how are you")).enc).toBe("msg")
+    expect(queriesAboutBobSince(mark)).toEqual([])
+  })
+
+  it("after the session is stopped and started again: a normal message, and no key or device query", async () => {
+    await gateway.call("POST", `/api/sessions/${sessionId}/stop`)
+    await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}`), (r) => r.body.status === "stopped", 15_000)
+    await gateway.call("POST", `/api/sessions/${sessionId}/start`)
+    await ready()
+    const mark = peer.keyQueries.length
+    expect((await sendToBob("after a session restart")).enc).toBe("msg")
+    expect(queriesAboutBobSince(mark)).toEqual([])
+  })
+
+  it("after the whole gateway restarts on the same data: a normal message, and no key or device query", async () => {
+    await stop()
+    await start()
+    await ready()
+    const mark = peer.keyQueries.length
+    expect((await sendToBob("after a gateway restart")).enc).toBe("msg")
+    expect(queriesAboutBobSince(mark)).toEqual([])
+    expect(peer.errors).toEqual([])
+  })
+})
