@@ -1,9 +1,8 @@
-import { Duration, Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
 import { readdirSync } from "node:fs"
 import { inspect } from "node:util"
-import { eventually, startGatewayWith, tempDir, TEST_KEY, type TestGateway } from "./support/gateway.js"
+import { baileysGatewayOn, type RestartableBaileysGateway } from "./support/baileysGateway.js"
+import { eventually, tempDir, TEST_KEY, type TestGateway } from "./support/gateway.js"
 import { base64, opus, pdf, png } from "./support/mediaSamples.js"
 import { startConnectProxy } from "./support/proxies.js"
 import { type MediaKind, type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
@@ -22,33 +21,14 @@ const DAVE = "15551230004"
 describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web peer", () => {
   let peer: WaPeer
   let dataDir: string
-  let scope: Scope.CloseableScope | undefined
+  let baileys: RestartableBaileysGateway
   let gateway: Omit<TestGateway, "network">
   let sessionId = ""
 
   const start = async () => {
-    scope = await Effect.runPromise(Scope.make())
-    // The peer's media server has a self-signed certificate: trusted for media, like a CA.
-    const engine = BaileysEngineLive({ waWebSocketUrl: peer.url, mediaCa: peer.mediaCa })
-    gateway = await Effect.runPromise(Scope.extend(
-      startGatewayWith(engine, {
-        dataDir,
-        databaseUrl: `sqlite:${dataDir}/switchboard.db`,
-        engine: "baileys",
-        reconnect: {
-          initialDelay: Duration.seconds(1),
-          maxDelay: Duration.seconds(2),
-          maxAttempts: 5,
-          healthyAfter: Duration.seconds(30)
-        }
-      }),
-      scope
-    ))
+    gateway = await baileys.start()
   }
-  const stop = async () => {
-    if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
-    scope = undefined
-  }
+  const stop = () => baileys.stop()
   const session = () => gateway.call("GET", `/api/sessions/${sessionId}`)
   const statusIs = (status: string) => eventually(session, (r) => r.body.status === status, 15_000)
   const message = (id: string) => gateway.call("GET", `/api/sessions/${sessionId}/messages/${id}`)
@@ -83,6 +63,7 @@ describe("ENGINE=baileys through the REST API, against a loopback WhatsApp Web p
     }
     peer = await startWaPeer()
     dataDir = tempDir("switchboard-baileys-")
+    baileys = baileysGatewayOn(peer, dataDir)
     await start()
   })
   afterAll(async () => {

@@ -1,7 +1,6 @@
-import { Duration, Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
-import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
+import { baileysGatewayOn, type RestartableBaileysGateway } from "./support/baileysGateway.js"
+import { eventually, tempDir, type TestGateway } from "./support/gateway.js"
 import { type KeyQuery, type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 
 /**
@@ -20,27 +19,12 @@ const BOB = "15551230102"
 
 describe("ENGINE=baileys keeps its Signal sessions over restarts (loopback WhatsApp Web peer)", () => {
   let peer: WaPeer
-  let dataDir: string
-  let scope: Scope.CloseableScope | undefined
+  let baileys: RestartableBaileysGateway
   let gateway: Omit<TestGateway, "network">
   let sessionId = ""
 
   const start = async () => {
-    scope = await Effect.runPromise(Scope.make())
-    const engine = BaileysEngineLive({ waWebSocketUrl: peer.url, mediaCa: peer.mediaCa })
-    gateway = await Effect.runPromise(Scope.extend(
-      startGatewayWith(engine, {
-        dataDir,
-        databaseUrl: `sqlite:${dataDir}/switchboard.db`,
-        engine: "baileys",
-        reconnect: { initialDelay: Duration.seconds(1), maxDelay: Duration.seconds(2), maxAttempts: 5, healthyAfter: Duration.seconds(30) }
-      }),
-      scope
-    ))
-  }
-  const stop = async () => {
-    if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
-    scope = undefined
+    gateway = await baileys.start()
   }
   const ready = () =>
     eventually(() => gateway.call("GET", `/api/sessions/${sessionId}`), (r) => r.body.status === "ready", 15_000)
@@ -65,11 +49,11 @@ describe("ENGINE=baileys keeps its Signal sessions over restarts (loopback Whats
 
   beforeAll(async () => {
     peer = await startWaPeer()
-    dataDir = tempDir("switchboard-rekey-")
+    baileys = baileysGatewayOn(peer, tempDir("switchboard-rekey-"))
     await start()
   })
   afterAll(async () => {
-    await stop()
+    await baileys.stop()
     await peer?.close()
   })
 
@@ -105,7 +89,7 @@ describe("ENGINE=baileys keeps its Signal sessions over restarts (loopback Whats
   })
 
   it("after the whole gateway restarts on the same data: a normal message, and no key or device query", async () => {
-    await stop()
+    await baileys.stop()
     await start()
     await ready()
     const mark = peer.keyQueries.length
