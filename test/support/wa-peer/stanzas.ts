@@ -26,7 +26,7 @@ const text = (node: BinaryNode | undefined): string | undefined =>
   node?.content instanceof Uint8Array ? Buffer.from(node.content).toString() : typeof node?.content === "string" ? node.content : undefined
 
 /** `<iq xmlns=usync>`: devices, lid, contact (onWhatsApp) and status (about) protocols. The asking account sees
- *  its own linked device (which Baileys skips); other accounts are reached at their phone only. */
+ *  its phone and its own linked device (which Baileys skips); other accounts are reached at their phone only. */
 export const usyncResult = (iq: BinaryNode, me: Account, resolve: Resolve, statusOf?: (entity: Entity) => BinaryNode): BinaryNode => {
   const usync = getBinaryNodeChild(iq, "usync")
   const protocols = new Set(children(getBinaryNodeChild(usync, "query")).map(p => p.tag))
@@ -42,7 +42,7 @@ export const usyncResult = (iq: BinaryNode, me: Account, resolve: Resolve, statu
         entity?.kind === "contact"
           ? [{ tag: "device", attrs: { id: "0" } }]
           : entity?.kind === "account" && entity.account === me
-            ? [{ tag: "device", attrs: { id: `${me.device}`, "key-index": "1" } }]
+            ? [{ tag: "device", attrs: { id: "0" } }, { tag: "device", attrs: { id: `${me.device}`, "key-index": "1" } }]
             : entity?.kind === "account"
               ? [{ tag: "device", attrs: { id: "0" } }]
               : []
