@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { baileysGatewayOn, type RestartableBaileysGateway } from "./support/baileysGateway.js"
-import { eventually, tempDir, type TestGateway } from "./support/gateway.js"
+import { eventually, tempDir, TEST_KEY, type TestGateway } from "./support/gateway.js"
+import { type GatewayProcess, useGatewayProcesses } from "./support/process.js"
 import { type KeyQuery, type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 
 /**
@@ -10,12 +11,15 @@ import { type KeyQuery, type ReceivedMessage, startWaPeer, type WaPeer } from ".
  * was a prekey message (`pkmsg`) that used up one of the contact's one-time prekeys.
  *
  * A contact that has answered once gets normal messages (`msg`) from then on; that is what the
- * peer checks after each kind of restart, and that the gateway asked the server for no keys and
- * no devices to send it.
+ * peer checks after each kind of restart (the session stopped and started, the gateway's layers
+ * built anew on the same database, the built gateway SIGKILLed and spawned again), and that the
+ * client asked the server for no keys and no devices to send it.
  */
 
 const ALICE = "15551230101"
 const BOB = "15551230102"
+const CAROL = "15551230103"
+const DAN = "15551230104"
 
 describe("ENGINE=baileys keeps its Signal sessions over restarts (loopback WhatsApp Web peer)", () => {
   let peer: WaPeer
@@ -89,4 +93,53 @@ describe("ENGINE=baileys keeps its Signal sessions over restarts (loopback Whats
     expect(queriesSince(mark)).toEqual([])
     expect(peer.errors).toEqual([])
   })
+})
+
+describe("the built gateway killed (SIGKILL) and started again on the same DATA_DIR keeps its Signal sessions", () => {
+  const spawnGateway = useGatewayProcesses()
+  let peer: WaPeer
+  let gateway: GatewayProcess
+  let sessionId = ""
+  const dataDir = tempDir("switchboard-rekey-process-")
+
+  const start = () => spawnGateway({ dataDir, env: { API_KEY: TEST_KEY, ENGINE: "baileys", ...peer.processEnv() } })
+  const ready = () => eventually(() => gateway.call("GET", `/api/sessions/${sessionId}`), (r) => r.body.status === "ready", 20_000)
+  const send = async (text: string): Promise<ReceivedMessage> => {
+    const received = peer.waitFor<ReceivedMessage>("received", (m) => m.text === text, 20_000)
+    const sent = await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: `${DAN}@c.us`, text } })
+    expect(sent.status).toBe(201)
+    return received
+  }
+
+  beforeAll(async () => {
+    peer = await startWaPeer()
+  })
+  afterAll(async () => {
+    await peer?.close()
+  })
+
+  it("the first message after the kill is a normal message, and the client asks for no keys or devices", async () => {
+    gateway = await start()
+    const created = await gateway.call("POST", "/api/sessions", { body: { name: "carol", autoStart: true } })
+    sessionId = created.body.id
+    const qr = await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}/qr`), (r) => r.status === 200, 20_000)
+    await peer.scan(qr.body.qr, { phone: CAROL })
+    await ready()
+    const dan = peer.contact(DAN, { name: "Dan" })
+    expect((await send("hello dan")).enc).toBe("pkmsg")
+    await dan.send(CAROL, "hi carol")
+    await eventually(
+      () => gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=in`),
+      (r) => r.body.data.some((m: { text: string }) => m.text === "hi carol"),
+      20_000
+    )
+
+    await gateway.kill()
+    const mark = peer.keyQueries.length
+    gateway = await start()
+    await ready()
+    expect((await send("after the kill")).enc).toBe("msg")
+    expect(peer.keyQueries.slice(mark).filter((q) => q.phone === CAROL)).toEqual([])
+    expect(peer.errors).toEqual([])
+  }, 120_000)
 })
