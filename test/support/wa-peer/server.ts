@@ -9,7 +9,7 @@ import { createRequire } from "node:module"
 import { proto, type BinaryNode, type KeyPair } from "@whiskeysockets/baileys"
 import { Connection, type LoginRecord, type RawSocket } from "./connection.js"
 import type { FakeContact, ReceivedMessage } from "./contacts.js"
-import type { ClientHello } from "./frames.js"
+import { serverCredentials, type ClientHello, type ServerIdentity } from "./frames.js"
 import { answerGroupIq } from "./group-iq.js"
 import { handleClientGroupMessage } from "./group-messages.js"
 import { GroupDirectory, type PeerGroup } from "./groups.js"
@@ -65,6 +65,9 @@ export interface WaPeerOptions {
   /** the oldest WhatsApp Web version (`[2, 3000, n]`) the peer lets in; an older client gets
    *  `<failure reason="405">`, as WhatsApp answers an outdated one; default: any */
   readonly minVersion?: readonly [number, number, number]
+  /** how the peer proves it is the server in the noise handshake (see `ServerIdentity`): default
+   *  `trusted`; `rogue-root` and `unbound-leaf` play a server posing as WhatsApp's */
+  readonly serverIdentity?: ServerIdentity
 }
 
 export interface ScanOptions {
@@ -106,6 +109,9 @@ export class PeerServer extends EventEmitter {
   readonly connections = new Set<Connection>()
   /** every login, in order: when its socket opened, logged in and closed (see `LoginRecord`) */
   readonly logins: LoginRecord[] = []
+  /** sockets the peer accepted, and how many of them finished the noise handshake, that is sent
+   *  the client's noise key and its login or registration payload (its credentials) */
+  readonly handshakes = { accepted: 0, finished: 0 }
   /** the server's groups (./groups.ts): what clients query and change, and what contacts do */
   readonly groups: GroupDirectory
   /** abouts, pictures, business profiles and blocklists (./profiles.ts) */
@@ -241,8 +247,12 @@ export class PeerServer extends EventEmitter {
   }
 
   private accept(socket: RawSocket): void {
+    this.handshakes.accepted++
     const conn: Connection = new Connection(socket, {
-      hello: (c, hello) => this.guard(() => this.onHello(c, hello)),
+      hello: (c, hello) => {
+        this.handshakes.finished++
+        this.guard(() => this.onHello(c, hello))
+      },
       node: (c, node) => this.guard(() => this.onNode(c, node)),
       closed: c => {
         this.connections.delete(c)
@@ -257,7 +267,7 @@ export class PeerServer extends EventEmitter {
         }
         for (const ref of c.registration?.refs ?? []) this.refs.delete(ref)
       }
-    })
+    }, serverCredentials(this.options.serverIdentity ?? "trusted"))
     this.connections.add(conn)
   }
 
