@@ -102,6 +102,23 @@ describe("the trusted server", () => {
     expect(peer.accounts.get("15550006001")?.linked).toBe(true)
   }, 30_000)
 
+  it("a pairing whose account signature does not verify is refused: the device is not linked, and the session offers a new QR", async () => {
+    const peer = await peerWith({})
+    saved = testRoot()
+    const gateway = await gatewayFor(peer)
+    const created = await gateway.call("POST", "/api/sessions", { body: { name: "forged-pairing", autoStart: true } })
+    const session = () => gateway.call("GET", `/api/sessions/${created.body.id}`)
+    const qr = await eventually(() => gateway.call("GET", `/api/sessions/${created.body.id}/qr`), (r) => r.status === 200, 15_000)
+    // The peer waits for the client's signed device identity, which never comes.
+    await expect(peer.scan(qr.body.qr, { phone: "15550006002", forgedAccountSignature: true })).rejects.toThrow()
+    expect(peer.accounts.get("15550006002")).toBeUndefined()
+    const refused = await eventually(session, (r) => r.body.lastError !== null, 15_000)
+    expect(refused.body.lastError.message).toContain("Failed to verify account signature")
+    const next = await eventually(() => gateway.call("GET", `/api/sessions/${created.body.id}/qr`), (r) => r.status === 200 && r.body.qr !== qr.body.qr, 15_000)
+    expect(next.body.qr).toContain("2@")
+    expect((await session()).body.status).not.toBe("ready")
+  }, 40_000)
+
   it("is WhatsApp's by default: without the test's root the engine refuses the loopback peer", async () => {
     const peer = await peerWith({})
     saved = testRoot()

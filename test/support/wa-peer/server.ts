@@ -80,6 +80,9 @@ export interface ScanOptions {
   /** the business's name (`<pair-success><biz name>`, Baileys' `creds.me.name`); default none,
    *  and then Baileys' `sendPresenceUpdate("available" | "unavailable")` sends nothing */
   readonly businessName?: string
+  /** the `<pair-success>` carries an account signature made with another key than the account
+   *  key it names (a forged or tampered pairing), which the client must refuse; default false */
+  readonly forgedAccountSignature?: boolean
 }
 
 const now = (): string => `${Math.floor(Date.now() / 1000)}`
@@ -195,7 +198,7 @@ export class PeerServer extends EventEmitter {
       clientKeys: registration.clientKeys,
       linked: false
     }
-    const reply = await conn.query(pairSuccessNode(account, qr, conn.nextId()))
+    const reply = await conn.query(pairSuccessNode(account, qr, conn.nextId(), options.forgedAccountSignature))
     if (reply.attrs.type !== "result" || !verifyPairDeviceSign(account, reply)) {
       conn.sendAndHangUp(streamError({ code: "401" }))
       throw new Error("the client rejected the pairing or signed it wrongly")
