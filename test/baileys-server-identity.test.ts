@@ -6,7 +6,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { BaileysEngineLive } from "../src/entry/baileys.js"
 import { verifyCurveSignature } from "../src/runtime/engines/baileys/curveSignature.js"
 import { WHATSAPP_ROOT } from "../src/runtime/engines/baileys/serverIdentity.js"
-import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
+import { eventually, startGatewayWith, tempDir, TEST_KEY, type TestGateway } from "./support/gateway.js"
+import { useGatewayProcesses } from "./support/process.js"
 import { peerCertificates, startWaPeer, type WaPeer, type WaPeerOptions } from "./support/wa-peer/index.js"
 import { TEST_SERVER_ROOT } from "./support/wa-peer/frames.js"
 
@@ -16,8 +17,9 @@ import { TEST_SERVER_ROOT } from "./support/wa-peer/frames.js"
  * the noise handshake. Against loopback peers posing as WhatsApp (a chain under a root of their
  * own; the trusted chain replayed with another key) the session fails at once with
  * SERVER_IDENTITY_INVALID, is not retried, and the peer never receives the client's login or
- * registration payload; the trusted peer still links. The root trusted by default is WhatsApp's:
- * without the test's root, the peer itself is refused.
+ * registration payload; the trusted peer still links, and a pairing whose account signature does
+ * not verify is refused. The root trusted by default is WhatsApp's: without the test's root (in
+ * this process, or in the built gateway without the test preload) the peer itself is refused.
  */
 
 // Baileys' shipped root, read before any peer makes this process trust its own.
@@ -64,22 +66,16 @@ const failedSession = async (peer: WaPeer) => {
 }
 
 describe("a server posing as WhatsApp's is refused before any credentials are sent", () => {
-  it("a chain under another root than the trusted one: failed, SERVER_IDENTITY_INVALID, not retried, no credentials sent", async () => {
-    const peer = await peerWith({ serverIdentity: "rogue-root" })
+  it.each([
+    ["a chain under another root than the trusted one", "rogue-root", "not signed by WhatsApp's root key"],
+    ["the trusted chain replayed with a static key of the server's own", "unbound-leaf", "for another key than the one it used in the handshake"]
+  ] as const)("%s: failed, SERVER_IDENTITY_INVALID, not retried, no credentials sent", async (_, serverIdentity, why) => {
+    const peer = await peerWith({ serverIdentity })
     const { failed, after } = await failedSession(peer)
     expect(failed.lastError.code).toBe("SERVER_IDENTITY_INVALID")
-    expect(failed.lastError.message).toContain("not signed by WhatsApp's root key")
+    expect(failed.lastError.message).toContain(why)
     expect(after.status).toBe("failed")
     // One socket, never retried; its handshake stopped before the client's payload.
-    expect(peer.handshakes).toEqual({ accepted: 1, finished: 0 })
-  }, 30_000)
-
-  it("the trusted chain replayed with a static key of the server's own: refused the same way", async () => {
-    const peer = await peerWith({ serverIdentity: "unbound-leaf" })
-    const { failed, after } = await failedSession(peer)
-    expect(failed.lastError.code).toBe("SERVER_IDENTITY_INVALID")
-    expect(failed.lastError.message).toContain("for another key than the one it used in the handshake")
-    expect(after.status).toBe("failed")
     expect(peer.handshakes).toEqual({ accepted: 1, finished: 0 })
   }, 30_000)
 })
@@ -130,6 +126,34 @@ describe("the trusted server", () => {
     expect(Buffer.from(WHATSAPP_ROOT.publicKey).equals(baileysRoot)).toBe(true)
     expect(Buffer.from(WHATSAPP_ROOT.publicKey).equals(peerCertificates().rootPublicKey)).toBe(false)
   }, 30_000)
+})
+
+describe("the built gateway (node dist/bundle/main.js)", () => {
+  const spawnGateway = useGatewayProcesses()
+
+  /** The session's first state of note against the peer `env` names: its QR shown, or its failure. */
+  const firstOutcome = async (env: Record<string, string>) => {
+    const gateway = await spawnGateway({ dataDir: tempDir("switchboard-server-identity-process-"), env: { API_KEY: TEST_KEY, ENGINE: "baileys", ...env } })
+    const created = await gateway.call("POST", "/api/sessions", { body: { name: "identity", autoStart: true } })
+    const session = await eventually(
+      () => gateway.call("GET", `/api/sessions/${created.body.id}`),
+      (r) => r.body.status === "qr_ready" || r.body.status === "failed",
+      20_000
+    )
+    await gateway.kill()
+    return session.body
+  }
+
+  it("trusts WhatsApp's root only: refuses the loopback peer, and lets it in once a test preload trusts the peer's root", async () => {
+    const peer = await peerWith({})
+    const refused = await firstOutcome({ WA_WS_URL: peer.url })
+    expect(refused.status).toBe("failed")
+    expect(refused.lastError.code).toBe("SERVER_IDENTITY_INVALID")
+    expect(peer.handshakes.finished).toBe(0)
+    const trusted = await firstOutcome(peer.processEnv())
+    expect(trusted.status).toBe("qr_ready")
+    expect(peer.handshakes.finished).toBe(1)
+  }, 90_000)
 })
 
 describe("signatures are checked", () => {
