@@ -2,6 +2,7 @@ import { Boom } from "@hapi/boom"
 import { DisconnectReason } from "@whiskeysockets/baileys"
 import { describe, expect, it } from "vitest"
 import { baileysCloseOf, closeMessageOf, closeReasonOf, engineErrorOf, isNetworkError, statusCodeOf } from "../src/runtime/engines/baileys/disconnect.js"
+import { ServerIdentityInvalid } from "../src/runtime/engines/baileys/serverIdentity.js"
 
 const close = (statusCode: number | undefined, linked: boolean) =>
   closeReasonOf({ statusCode, linked, qrShown: !linked, networkError: false, message: "Stream Errored" })
@@ -30,6 +31,14 @@ describe("Baileys disconnect table", () => {
     expect(reason.kind).toBe(kind)
     expect(reason.code).toBe(code)
     expect(reason.message).toContain("Stream Errored")
+  })
+
+  it("a server that failed the identity check: fatal SERVER_IDENTITY_INVALID with the reason, linked or not", () => {
+    for (const linked of [true, false]) {
+      const reason = closeReasonOf(baileysCloseOf(new ServerIdentityInvalid("its certificate is not signed by its intermediate certificate"), linked, false))
+      expect(reason).toMatchObject({ kind: "fatal", code: "SERVER_IDENTITY_INVALID" })
+      expect(reason.message).toContain("its certificate is not signed by its intermediate certificate")
+    }
   })
 
   it("agrees with Baileys' DisconnectReason values", () => {

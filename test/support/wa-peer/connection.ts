@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto"
 import type { BinaryNode } from "@whiskeysockets/baileys"
-import { NoiseResponder, type ClientHello } from "./frames.js"
+import { NoiseResponder, type ClientHello, type ServerCredentials } from "./frames.js"
 import type { Account } from "./pairing.js"
 import type { LinkCodeHello } from "./pairing-code.js"
 import type { ClientKeys } from "./signal.js"
@@ -79,7 +79,8 @@ export class Connection {
 
   constructor(
     readonly socket: RawSocket,
-    handlers: ConnectionHandlers
+    handlers: ConnectionHandlers,
+    credentials: ServerCredentials
   ) {
     this.noise = new NoiseResponder(
       bytes => {
@@ -93,7 +94,8 @@ export class Connection {
           waiter(node)
         } else handlers.node(this, node)
       },
-      () => this.terminate()
+      () => this.terminate(),
+      credentials
     )
     socket.on("message", data => this.noise.push(data))
     socket.on("error", () => undefined)

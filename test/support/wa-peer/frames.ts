@@ -33,8 +33,9 @@ const iv = (counter: number): Buffer => {
 }
 
 /** The certificate authority the loopback peer answers with: a root key that Baileys is told to
- *  trust (`WA_CERT_DETAILS.PUBLIC_KEY`, SERIAL 0), an intermediate it signs, and a leaf (the peer's
- *  noise static key) the intermediate signs. One per process: Baileys holds one trusted root. */
+ *  trust (`WA_CERT_DETAILS.PUBLIC_KEY`, SERIAL 0, and the gateway's own check, see `TEST_SERVER_ROOT`),
+ *  an intermediate it signs, and a leaf (the peer's noise static key) the intermediate signs. One per
+ *  process: Baileys holds one trusted root. */
 export interface PeerCertificates {
   /** the root public key: a Baileys in another process must be told to trust it
    *  (`WA_CERT_DETAILS.PUBLIC_KEY = rootPublicKey`) */
@@ -43,13 +44,21 @@ export interface PeerCertificates {
   readonly chain: Uint8Array
 }
 
-let certificates: PeerCertificates | undefined
+/** What the peer shows in the handshake: its static key and the certificate chain for it. */
+export interface ServerCredentials {
+  readonly staticKey: KeyPair
+  readonly chain: Uint8Array
+}
 
-export const peerCertificates = (): PeerCertificates => {
-  if (certificates) return certificates
-  const root = Curve.generateKeyPair()
+/**
+ * Where the gateway's Baileys engine looks for a test's root instead of WhatsApp's
+ * (src/runtime/engines/baileys/serverIdentity.ts); the peer and ./trust-peer-root.mjs put it there.
+ */
+export const TEST_SERVER_ROOT = Symbol.for("switchboard.baileys.testServerRoot")
+
+/** A chain `root` → intermediate → a leaf certifying `leafKey`. */
+const chainUnder = (root: KeyPair, leafKey: Uint8Array): Uint8Array => {
   const intermediate = Curve.generateKeyPair()
-  const staticKey = Curve.generateKeyPair()
   const Details = proto.CertChain.NoiseCertificate.Details
   const intermediateDetails = Details.encode({
     serial: 1,
@@ -61,19 +70,46 @@ export const peerCertificates = (): PeerCertificates => {
   const leafDetails = Details.encode({
     serial: 2,
     issuerSerial: 1,
-    key: staticKey.public,
+    key: leafKey,
     notBefore: 0,
     notAfter: 4_000_000_000
   }).finish()
-  const chain = proto.CertChain.encode({
+  return proto.CertChain.encode({
     intermediate: { details: intermediateDetails, signature: Curve.sign(root.private, intermediateDetails) },
     leaf: { details: leafDetails, signature: Curve.sign(intermediate.private, leafDetails) }
   }).finish()
+}
+
+let certificates: PeerCertificates | undefined
+
+export const peerCertificates = (): PeerCertificates => {
+  if (certificates) return certificates
+  const root = Curve.generateKeyPair()
+  const staticKey = Curve.generateKeyPair()
+  const chain = chainUnder(root, staticKey.public)
   // Baileys checks the intermediate against this exported, mutable object: trust our root.
   WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(root.public)
   WA_CERT_DETAILS.SERIAL = 0
+  // and so does the gateway's engine, which does not read Baileys' object
+  ;(globalThis as Record<symbol, unknown>)[TEST_SERVER_ROOT] = { serial: 0, publicKey: Buffer.from(root.public) }
   certificates = { rootPublicKey: Buffer.from(root.public), staticKey, chain }
   return certificates
+}
+
+/**
+ * How a peer proves it is the server (`WaPeerOptions.serverIdentity`): `trusted` with the chain
+ * under the root the test process trusts; `rogue-root` with a chain under a root of its own,
+ * as a server posing as WhatsApp would; `unbound-leaf` with the trusted chain but another static
+ * key, as a server replaying WhatsApp's genuine chain (every client receives it) would.
+ */
+export type ServerIdentity = "trusted" | "rogue-root" | "unbound-leaf"
+
+export const serverCredentials = (identity: ServerIdentity): ServerCredentials => {
+  const trusted = peerCertificates()
+  if (identity === "trusted") return trusted
+  const staticKey = Curve.generateKeyPair()
+  if (identity === "rogue-root") return { staticKey, chain: chainUnder(Curve.generateKeyPair(), staticKey.public) }
+  return { staticKey, chain: trusted.chain }
 }
 
 /** What the handshake learned about the client. */
@@ -102,7 +138,8 @@ export class NoiseResponder {
     private readonly write: (bytes: Buffer) => void,
     private readonly onHello: (hello: ClientHello) => void,
     private readonly onNode: (node: BinaryNode) => void,
-    private readonly onError: (error: unknown) => void
+    private readonly onError: (error: unknown) => void,
+    private readonly credentials: ServerCredentials = peerCertificates()
   ) {
     const mode = Buffer.from(NOISE_MODE)
     this.hash = mode.byteLength === 32 ? mode : sha256(mode)
@@ -156,7 +193,7 @@ export class NoiseResponder {
     const clientEphemeral = msg.clientHello?.ephemeral
     if (!clientEphemeral) throw new Error("no clientHello")
     this.clientEphemeral = Buffer.from(clientEphemeral)
-    const { staticKey, chain } = peerCertificates()
+    const { staticKey, chain } = this.credentials
     this.authenticate(this.clientEphemeral)
     this.authenticate(this.ephemeral.public)
     this.mixIntoKey(Curve.sharedKey(this.ephemeral.private, this.clientEphemeral))

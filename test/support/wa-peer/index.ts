@@ -91,7 +91,10 @@
  * how many other sockets of the account were still open at its login (a client that replaces
  * another: `concurrent` 1, `replaced` 1). A gateway in another process (`node dist/bundle/main.js`) reaches
  * the peer with `peer.processEnv()`: WA_WS_URL, and a preload that makes its Baileys trust the
- * peer's noise certificate (./trust-peer-root.mjs).
+ * peer's noise certificate (./trust-peer-root.mjs). `peer.handshakes` counts the sockets accepted
+ * and those whose client finished the noise handshake (sent its login or registration payload);
+ * `startWaPeer({ serverIdentity: "rogue-root" | "unbound-leaf" })` plays a server posing as
+ * WhatsApp's, and `scan(qr, { forgedAccountSignature: true })` a forged pairing.
  *
  * Limits: the ADV secret exists only inside the QR, so a QR must be handed to `scan` (the peer
  * cannot scan by itself); one linked device per account (a member account's phone, not its linked

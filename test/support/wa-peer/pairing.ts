@@ -69,7 +69,13 @@ export const parseQr = (qr: string): QrData => {
  * The `<iq><pair-success>` the server sends once the phone scanned: an ADV device identity the
  * account key signs (`[6,0] ‖ details ‖ identityPub`), HMAC'd with the QR's ADV secret.
  */
-export const pairSuccessNode = (account: Account, qr: Pick<QrData, "identityKey" | "advSecret">, id: string): BinaryNode => {
+export const pairSuccessNode = (
+  account: Account,
+  qr: Pick<QrData, "identityKey" | "advSecret">,
+  id: string,
+  /** sign with another key than the account key the identity names, as a forger would */
+  forged = false
+): BinaryNode => {
   const details = proto.ADVDeviceIdentity.encode({
     rawId: randomBytes(4).readUInt32BE(0),
     timestamp: Math.floor(Date.now() / 1000),
@@ -78,7 +84,7 @@ export const pairSuccessNode = (account: Account, qr: Pick<QrData, "identityKey"
     deviceType: proto.ADVEncryptionType.E2EE
   }).finish()
   const accountSignature = Curve.sign(
-    account.accountKey.private,
+    forged ? Curve.generateKeyPair().private : account.accountKey.private,
     Buffer.concat([WA_ADV_ACCOUNT_SIG_PREFIX, details, qr.identityKey])
   )
   const signed = proto.ADVSignedDeviceIdentity.encode({

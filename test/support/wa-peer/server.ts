@@ -9,7 +9,7 @@ import { createRequire } from "node:module"
 import { proto, type BinaryNode, type KeyPair } from "@whiskeysockets/baileys"
 import { Connection, type LoginRecord, type RawSocket } from "./connection.js"
 import type { FakeContact, ReceivedMessage } from "./contacts.js"
-import type { ClientHello } from "./frames.js"
+import { serverCredentials, type ClientHello, type ServerIdentity } from "./frames.js"
 import { answerGroupIq } from "./group-iq.js"
 import { handleClientGroupMessage } from "./group-messages.js"
 import { GroupDirectory, type PeerGroup } from "./groups.js"
@@ -65,6 +65,9 @@ export interface WaPeerOptions {
   /** the oldest WhatsApp Web version (`[2, 3000, n]`) the peer lets in; an older client gets
    *  `<failure reason="405">`, as WhatsApp answers an outdated one; default: any */
   readonly minVersion?: readonly [number, number, number]
+  /** how the peer proves it is the server in the noise handshake (see `ServerIdentity`): default
+   *  `trusted`; `rogue-root` and `unbound-leaf` play a server posing as WhatsApp's */
+  readonly serverIdentity?: ServerIdentity
 }
 
 export interface ScanOptions {
@@ -77,6 +80,9 @@ export interface ScanOptions {
   /** the business's name (`<pair-success><biz name>`, Baileys' `creds.me.name`); default none,
    *  and then Baileys' `sendPresenceUpdate("available" | "unavailable")` sends nothing */
   readonly businessName?: string
+  /** the `<pair-success>` carries an account signature made with another key than the account
+   *  key it names (a forged or tampered pairing), which the client must refuse; default false */
+  readonly forgedAccountSignature?: boolean
 }
 
 const now = (): string => `${Math.floor(Date.now() / 1000)}`
@@ -108,6 +114,9 @@ export class PeerServer extends EventEmitter {
   readonly connections = new Set<Connection>()
   /** every login, in order: when its socket opened, logged in and closed (see `LoginRecord`) */
   readonly logins: LoginRecord[] = []
+  /** sockets the peer accepted, and how many of them finished the noise handshake, that is sent
+   *  the client's noise key and its login or registration payload (its credentials) */
+  readonly handshakes = { accepted: 0, finished: 0 }
   /** the server's groups (./groups.ts): what clients query and change, and what contacts do */
   readonly groups: GroupDirectory
   /** abouts, pictures, business profiles and blocklists (./profiles.ts) */
@@ -191,7 +200,7 @@ export class PeerServer extends EventEmitter {
       clientKeys: registration.clientKeys,
       linked: false
     }
-    const reply = await conn.query(pairSuccessNode(account, qr, conn.nextId()))
+    const reply = await conn.query(pairSuccessNode(account, qr, conn.nextId(), options.forgedAccountSignature))
     if (reply.attrs.type !== "result" || !verifyPairDeviceSign(account, reply)) {
       conn.sendAndHangUp(streamError({ code: "401" }))
       throw new Error("the client rejected the pairing or signed it wrongly")
@@ -243,8 +252,12 @@ export class PeerServer extends EventEmitter {
   }
 
   private accept(socket: RawSocket): void {
+    this.handshakes.accepted++
     const conn: Connection = new Connection(socket, {
-      hello: (c, hello) => this.guard(() => this.onHello(c, hello)),
+      hello: (c, hello) => {
+        this.handshakes.finished++
+        this.guard(() => this.onHello(c, hello))
+      },
       node: (c, node) => this.guard(() => this.onNode(c, node)),
       closed: c => {
         this.connections.delete(c)
@@ -259,7 +272,7 @@ export class PeerServer extends EventEmitter {
         }
         for (const ref of c.registration?.refs ?? []) this.refs.delete(ref)
       }
-    })
+    }, serverCredentials(this.options.serverIdentity ?? "trusted"))
     this.connections.add(conn)
   }
 

@@ -51,6 +51,7 @@ import { fromChatsDelete, fromChatsUpdate, fromChatsUpsert, makeChatOperations }
 import { fromHistorySet, historyOptionsOf } from "./history.js"
 import { CallLog, makeCallOperations } from "./calls.js"
 import { statusOptionsOf } from "./status.js"
+import { installServerIdentityCheck } from "./serverIdentity.js"
 
 export { meOf } from "./connectionUpdate.js"
 
@@ -407,12 +408,14 @@ const requestPairingCode = (sock: WASocket, phoneNumber: string) =>
 /**
  * The engine; with the gateway's `Cache` when the layer is built where there is one (the
  * gateway's core always has), for group metadata and LID lookups (see `sharedCache.ts`).
+ * Building it makes Baileys check the server's identity and pairing signatures, process-wide
+ * (./serverIdentity.ts), before any socket exists.
  */
 export const BaileysEngineLive = (engineOptions: BaileysEngineOptions = {}): Layer.Layer<Engine> =>
   Layer.provideMerge(
     Layer.effect(
       Engine,
-      Effect.map(Effect.serviceOption(Cache), (cache) =>
+      Effect.map(Effect.zipLeft(Effect.serviceOption(Cache), Effect.sync(installServerIdentityCheck)), (cache) =>
         Engine.of({
           name: "baileys",
           clientVersion: versionOf(engineOptions).join("."),

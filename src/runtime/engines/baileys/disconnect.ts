@@ -1,4 +1,5 @@
 import { type CloseReason, EngineError } from "../../Engine.js"
+import { ServerIdentityInvalid } from "./serverIdentity.js"
 
 /**
  * What a Baileys `connection.update` close means for the session. Baileys reports the cause
@@ -20,6 +21,8 @@ export interface BaileysClose {
   readonly networkError: boolean
   /** Baileys' description of the close, for `lastError`; never contains credentials. */
   readonly message: string | undefined
+  /** The server failed the identity check in the handshake (./serverIdentity.ts): it is not WhatsApp's. */
+  readonly serverIdentityInvalid?: boolean
 }
 
 /** The status code of a Baileys close error (a Boom: `error.output.statusCode`). */
@@ -44,7 +47,8 @@ export const baileysCloseOf = (error: unknown, linked: boolean, qrShown: boolean
   linked,
   qrShown,
   networkError: isNetworkError(error),
-  message: closeMessageOf(error)
+  message: closeMessageOf(error),
+  serverIdentityInvalid: error instanceof ServerIdentityInvalid
 })
 
 /** Codes on which reconnecting is pointless or harmful, with the code the API reports. */
@@ -77,8 +81,10 @@ const transient: Record<number, string> = {
   503: "SERVICE_UNAVAILABLE"
 }
 
-export const closeReasonOf = ({ linked, message, networkError, qrShown, statusCode }: BaileysClose): CloseReason => {
+export const closeReasonOf = ({ linked, message, networkError, qrShown, serverIdentityInvalid, statusCode }: BaileysClose): CloseReason => {
   const detail = (fallback: string) => `baileys: ${message ?? fallback}${statusCode === undefined ? "" : ` (${statusCode})`}`
+  // Whoever answered is not WhatsApp: trying again would only talk to it again.
+  if (serverIdentityInvalid) return { kind: "fatal", code: "SERVER_IDENTITY_INVALID", message: detail("the server is not WhatsApp's") }
   if (statusCode !== undefined) {
     const stop = terminal[statusCode]
     if (stop !== undefined) {
