@@ -169,11 +169,10 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, co
       yield* acknowledge(engineMessageId, "sent")
       if (!blocked && Option.isNone(owner) && isEchoPhone(recipientPhone)) {
         yield* acknowledge(engineMessageId, "delivered")
-        // The reply is held before the message shows `read`: a message seen read has its reply.
-        yield* schedule(echoReply(line.sessionId, recipientPhone, engineMessageId, payload))
         yield* acknowledge(engineMessageId, "read")
         // An echo contact listens to voice notes, as WhatsApp reports with a `played` receipt.
         if (payload.type === "media" && payload.media.ptt) yield* acknowledge(engineMessageId, "played")
+        yield* schedule(echoReply(line.sessionId, recipientPhone, engineMessageId, payload))
       }
       // Anyone else is nobody on this network: the message stays at `sent`, as for a phone that is off.
       return { engineMessageId, timestamp }
