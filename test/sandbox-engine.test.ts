@@ -573,12 +573,12 @@ describe("on the SQL ledger in a SQLite file", () => {
         const network = yield* SandboxNetwork
         const bob = yield* network.attach("bob")
         yield* bob.becomeReady
-        const toBob = yield* streamOfEvents(bob.takeEvents).pipe(Stream.take(1 + ids.length), Stream.runCollect)
+        const toBob = yield* streamOfEvents(bob.takeEvents, bob.acknowledge).pipe(Stream.take(1 + ids.length), Stream.runCollect)
         expect(Chunk.toReadonlyArray(toBob).map((event) => event._tag === "MessageReceived" ? event.message.text : event._tag))
           .toEqual(["Ready", ...ids])
         const alice = yield* network.attach("alice")
         yield* alice.becomeReady
-        const toAlice = yield* streamOfEvents(alice.takeEvents).pipe(Stream.take(1 + 2 * ids.length), Stream.runCollect)
+        const toAlice = yield* streamOfEvents(alice.takeEvents, alice.acknowledge).pipe(Stream.take(1 + 2 * ids.length), Stream.runCollect)
         expect(Chunk.toReadonlyArray(toAlice).map((event) =>
           event._tag === "MessageStatusChanged" ? `${event.engineMessageId}:${event.status}` : event._tag
         )).toEqual(["Ready", ...ids.map((id) => `${id}:sent`), ...ids.map((id) => `${id}:delivered`)])
@@ -612,7 +612,7 @@ describe("on the SQL ledger in a SQLite file", () => {
         yield* alice.becomeReady
         yield* alice.send(command)
         yield* TestClock.adjust(Duration.millis(1))
-        const toAlice = yield* streamOfEvents(alice.takeEvents).pipe(Stream.take(2), Stream.runCollect)
+        const toAlice = yield* streamOfEvents(alice.takeEvents, alice.acknowledge).pipe(Stream.take(2), Stream.runCollect)
         expect(Chunk.toReadonlyArray(toAlice).map((event) =>
           event._tag === "MessageStatusChanged" ? `${event.engineMessageId}:${event.status}` : event._tag
         )).toEqual(["Ready", "SB-UNHEARD:sent"])

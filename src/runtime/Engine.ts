@@ -305,7 +305,18 @@ export interface EngineConnection {
    * What a session actor consumes, in a loop: a stream consumer was ~20 KB per idle session.
    */
   readonly takeEvents: Effect.Effect<ReadonlyArray<EngineEvent>>
-  /** The same events as a stream (made from `takeEvents`: one or the other is consumed). */
+  /**
+   * The session has stored these events (taken from `takeEvents`): only now may the network
+   * count them as delivered. Until then an engine keeps them owed (the sandbox holds them, Baileys
+   * holds back the delivery receipts), so that a process killed between the hand-over and the
+   * store gets them again on its next connection instead of losing them (issue 21). Events the
+   * engine keeps nothing for are ignored; acknowledging twice is harmless.
+   */
+  readonly acknowledge: (events: ReadonlyArray<EngineEvent>) => Effect.Effect<void>
+  /**
+   * The same events as a stream (made from `takeEvents`: one or the other is consumed), each
+   * batch acknowledged as it is taken: for consumers that keep nothing across a crash.
+   */
   readonly events: Stream.Stream<EngineEvent>
   readonly send: (command: SendCommand) => Effect.Effect<{ readonly engineMessageId: string; readonly timestamp: Date }, EngineError>
   readonly react: (command: ReactCommand) => Effect.Effect<void, EngineError>
@@ -390,7 +401,13 @@ export const takeEventsFrom = (
     }))
 }
 
-/** A connection's events as a stream, from its `takeEvents`: ends after `Closed`. */
-export const streamOfEvents = (takeEvents: Effect.Effect<ReadonlyArray<EngineEvent>>): Stream.Stream<EngineEvent> =>
+/**
+ * A connection's events as a stream, from its `takeEvents`: ends after `Closed`. Each batch is
+ * acknowledged (`acknowledge`) as it is taken, before the stream's consumer sees it.
+ */
+export const streamOfEvents = (
+  takeEvents: Effect.Effect<ReadonlyArray<EngineEvent>>,
+  acknowledge: (events: ReadonlyArray<EngineEvent>) => Effect.Effect<void>
+): Stream.Stream<EngineEvent> =>
   Stream.repeatEffectChunkOption(Effect.flatMap(takeEvents, (batch) =>
-    batch.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(batch))))
+    batch.length === 0 ? Effect.fail(Option.none()) : Effect.as(acknowledge(batch), Chunk.unsafeFromArray(batch))))

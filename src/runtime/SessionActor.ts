@@ -281,11 +281,13 @@ export const runSessionActor = (
               else if (Array.isArray(last) && last.length < RECEIPTS_PER_TRANSACTION) last.push(event)
               else units.push([event])
             }
+            // Each unit acknowledged once stored, not before: what the network counts as
+            // delivered must survive a kill (issue 21).
             return Effect.as(
               Effect.forEach(units, (unit) =>
                 Array.isArray(unit)
-                  ? untilStoreIsBack(applyReceipts(sessionId, unit), "receipts from the network")
-                  : untilStoreIsBack(handle(unit), "an event from the network"), { discard: true }),
+                  ? Effect.zipRight(untilStoreIsBack(applyReceipts(sessionId, unit), "receipts from the network"), conn.acknowledge(unit))
+                  : Effect.zipRight(untilStoreIsBack(handle(unit), "an event from the network"), conn.acknowledge([unit])), { discard: true }),
               open
             )
           })

@@ -9,6 +9,7 @@ import {
   type WASocket
 } from "@whiskeysockets/baileys"
 import { Cause, Clock, Effect, Layer, Option, Queue, Runtime, Stream } from "effect"
+import { gateReceipts, type GatedClient } from "./receiptGate.js"
 import {
   type ConnectOptions,
   Engine,
@@ -124,6 +125,10 @@ const SERVER_ACK = "CB:ack,class:message"
 const inOrder = (...translations: ReadonlyArray<Effect.Effect<ReadonlyArray<EngineEvent>>>) =>
   Effect.map(Effect.all(translations), (lists) => lists.flat())
 
+/** The ids of the messages of an upsert. */
+const idsOf = ({ messages }: BaileysEventMap["messages.upsert"]): ReadonlyArray<string> =>
+  messages.flatMap((message) => message.key.id ? [message.key.id] : [])
+
 /** `ws` waits up to 30 s for a close handshake on a dead network; a stop must not. */
 const endSocket = (sock: WASocket) =>
   Effect.promise(() => sock.end(undefined).catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
@@ -193,6 +198,11 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
         )
     )
 
+    // Created with the socket, before it opens: every frame goes through the gate.
+    const gate = gateReceipts(sock.ws as unknown as GatedClient, (error) =>
+      Runtime.runFork(runtime)(Effect.logDebug("baileys: a frame held for a receipt could not be written", error)))
+    yield* Effect.addFinalizer(() => Effect.sync(gate.close))
+
     function onServerAck(node: BinaryNode) {
       const id = node.attrs["id"]
       if (id !== undefined) Queue.unsafeOffer(raw, { name: "server.ack", data: { id, error: node.attrs["error"] } })
@@ -260,7 +270,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
           return inOrder(
             fromUpsert(event.data, phoneOfLid, { lookupPoll: options.lookupPoll, me: () => state.creds.me }),
             fromMessagePushNames(event.data, phoneOfLid, pushNames)
-          )
+          ).pipe(Effect.tap((events) => gate.handedOver(idsOf(event.data), events)))
         case "messages.update":
           return Effect.succeed(fromUpdates(event.data))
         case "messages.reaction":
@@ -334,10 +344,13 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
 
     // As many as are waiting, as a stream's chunk took them (Effect's default chunk size).
     const takeEvents = takeEventsFrom(events, 4096)
+    /** Stored: the receipts of the messages they came from may go (see `receiptGate.ts`). */
+    const acknowledge = (stored: ReadonlyArray<EngineEvent>) => Effect.sync(() => gate.acknowledged(stored))
     return {
       takeEvents,
+      acknowledge,
       get events() {
-        return streamOfEvents(takeEvents)
+        return streamOfEvents(takeEvents, acknowledge)
       },
       send: (command) => send(sock, command),
       react: (command) => react(sock, command),

@@ -232,6 +232,9 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
       const group = yield* asSender(line, groupId)
       const recipients = yield* sessionsOf(ids(group).filter((id) => id !== me))
       const phones = recipients.map(({ phone }) => phone)
+      const event = received({ engineMessageId, chatId: groupId, from: me, fromLid: line.me.lid }, payload, timestamp)
+      // Held for the members before it is recorded as sent, as in a person chat (see `Messaging.send`).
+      yield* Effect.forEach(recipients, ({ sessionId }) => handTo(sessionId, event), { discard: true })
       yield* recordSent(engineMessageId, {
         senderSessionId: line.sessionId,
         senderPhone: line.me.phone,
@@ -242,8 +245,6 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
         ...contentRecordOf(payload)
       })
       yield* acknowledge(engineMessageId, "sent")
-      const event = received({ engineMessageId, chatId: groupId, from: me, fromLid: line.me.lid }, payload, timestamp)
-      yield* Effect.forEach(recipients, ({ sessionId }) => handTo(sessionId, event), { discard: true })
     })
 
   const reactInGroup = (line: Line, { chatId, emoji, target }: ReactCommand, timestamp: Date) =>

@@ -148,8 +148,6 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, co
         status: "pending",
         ...contentRecordOf(payload)
       }
-      yield* recordSent(engineMessageId, sent)
-      yield* acknowledge(engineMessageId, "sent")
       const owner = HashMap.get(yield* Ref.get(phoneOwners), recipientPhone)
       const from = `${senderPhone}@c.us`
       // The sender's phone keeps the conversation, linked to a session or not: it is its history.
@@ -158,11 +156,18 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, co
       const fromLid = line.me.lid
       yield* conversations.record(senderPhone, { engineMessageId, chatId: `${recipientPhone}@c.us`, from, fromLid, fromMe: true, payload, timestamp })
       // A recipient that blocked the sender never gets it: it stays at `sent`, as on WhatsApp.
-      if (Option.isSome(owner) && (yield* blocks(owner.value, from))) return { engineMessageId, timestamp }
-      yield* conversations.record(recipientPhone, { engineMessageId, chatId: from, from, fromLid, fromMe: false, payload, timestamp })
-      if (Option.isSome(owner)) {
+      const blocked = Option.isSome(owner) && (yield* blocks(owner.value, from))
+      if (!blocked) yield* conversations.record(recipientPhone, { engineMessageId, chatId: from, from, fromLid, fromMe: false, payload, timestamp })
+      if (!blocked && Option.isSome(owner)) {
         yield* handTo(owner.value, received({ engineMessageId, chatId: from, from, fromLid }, payload, timestamp))
-      } else if (isEchoPhone(recipientPhone)) {
+      }
+      // Recorded once held for the recipient, not before (issue 21): a gateway killed between the
+      // two writes sends the message again, which the network then takes as new, and the
+      // recipient's Store keeps it once. Recorded first, the resend was taken as a repeat of a
+      // message the recipient never got.
+      yield* recordSent(engineMessageId, sent)
+      yield* acknowledge(engineMessageId, "sent")
+      if (!blocked && Option.isNone(owner) && isEchoPhone(recipientPhone)) {
         yield* acknowledge(engineMessageId, "delivered")
         yield* acknowledge(engineMessageId, "read")
         // An echo contact listens to voice notes, as WhatsApp reports with a `played` receipt.

@@ -109,10 +109,13 @@ class SandboxConnection {
     private readonly scope: Scope.Scope
   ) {}
   get events() {
-    return streamOfEvents(this.line.takeEvents)
+    return streamOfEvents(this.line.takeEvents, this.line.acknowledge)
   }
   get takeEvents() {
     return this.line.takeEvents
+  }
+  get acknowledge() {
+    return this.line.acknowledge
   }
   get send() {
     return this.line.send

@@ -23,7 +23,7 @@ import { groupAdminOf } from "./GroupAdmin.js"
 import { groupsOf } from "./Groups.js"
 import { labelsOf } from "./Labels.js"
 import { LineOperations, type OperationMakers } from "./LineOperations.js"
-import { SandboxLedger, untilLedgerIsBack } from "./Ledger.js"
+import { isHeldEvent, SandboxLedger, untilLedgerIsBack } from "./Ledger.js"
 import { makeMediaServer } from "./MediaServer.js"
 import { messageActionsOf } from "./MessageActions.js"
 import { messagingOf, type Payload, payloadOfContent } from "./Messaging.js"
@@ -64,11 +64,10 @@ export interface SandboxFaults {
 /** A session's presence on the network, held for as long as its connection's scope is open. */
 export interface SandboxLine {
   readonly me: Me
-  /**
-   * The next event (see `EngineConnection.takeEvents`), one at a time. Taking a message or a
-   * receipt is what tells the network the session has it (see `attach`).
-   */
+  /** The next event (see `EngineConnection.takeEvents`), one at a time; still held by the network. */
   readonly takeEvents: Effect.Effect<ReadonlyArray<EngineEvent>>
+  /** The session stored these events: the network stops holding them, and senders hear `delivered` (see `attach`). */
+  readonly acknowledge: (events: ReadonlyArray<EngineEvent>) => Effect.Effect<void>
   /** Emits a linking event (`Qr`, `Authenticating`) unless the line has been closed meanwhile. */
   readonly emit: (event: EngineEvent) => Effect.Effect<void>
   /** Logged in: emits `Ready`, then everything held for the session that its consumer has not taken yet. */
@@ -124,26 +123,21 @@ export class SandboxNetwork extends Context.Tag("switchboard/SandboxNetwork")<Sa
 }
 
 /**
- * A line's `takeEvents`: each event released (`pulled`) as it is handed over, `Closed` the last.
- * One at a time, except `sent` receipts in a row, which go together (up to
- * `SENT_RECEIPTS_PER_CHUNK`) so that the session applies them in one transaction (see
- * `applyReceipts`): one at a time, a receipt is half a dozen round trips on Postgres, each
- * waiting its turn of a busy event loop, and receipts fell behind the sends. Releasing a `sent`
- * receipt before the session stored it loses nothing: until it is stored the message is
- * `pending` in the gateway's Store, which sends it again after a restart, and the network's
- * `resend` repeats the receipt. Any other event is handed over alone, released only as the
- * session takes it.
+ * A line's `takeEvents`, `Closed` the last. One at a time, except `sent` receipts in a row, which
+ * go together (up to `SENT_RECEIPTS_PER_CHUNK`) so that the session applies them in one
+ * transaction (see `applyReceipts`): one at a time, a receipt is half a dozen round trips on
+ * Postgres, each waiting its turn of a busy event loop, and receipts fell behind the sends.
+ * Handing an event over releases nothing: the network holds it until the line's `acknowledge`.
  */
-const takeEventsOf = (inbox: Queue.Dequeue<EngineEvent>, pulled: (event: EngineEvent) => Effect.Effect<void>) => {
-  /** Taken off the inbox, not yet handed over: still held by the network, as in the inbox. */
+const takeEventsOf = (inbox: Queue.Dequeue<EngineEvent>) => {
+  /** Taken off the inbox, not yet handed over. */
   const waiting: Array<EngineEvent> = []
   const refill = Effect.map(takeEventsFrom(inbox, SENT_RECEIPTS_PER_CHUNK), (events) => void waiting.push(...events))
   return Effect.suspend(() =>
-    Effect.flatMap(waiting.length > 0 ? Effect.void : refill, () => {
+    Effect.map(waiting.length > 0 ? Effect.void : refill, () => {
       let size = Math.min(waiting.length, 1)
       if (size === 1 && isSentReceipt(waiting[0]!)) while (size < waiting.length && isSentReceipt(waiting[size]!)) size++
-      const handed = waiting.splice(0, size)
-      return Effect.as(Effect.forEach(handed, pulled, { discard: true }), handed)
+      return waiting.splice(0, size)
     })
   )
 }
@@ -263,21 +257,25 @@ const make = (options: SandboxNetworkOptions) =>
                 Effect.zipRight(Queue.shutdown(inbox))
               ))))
         ))
-        // "The session has it" is decided here, when the consumer takes an event: `pulled` runs
-        // just before the event is handed to it, and a sequential consumer (the session actor)
-        // finishes one event before it takes the next. Until
-        // then the event stays held, so whatever is left in the inbox when the line closes, the
-        // actor is interrupted or the process dies is offered again when the session is next
-        // Ready. The window that remains: an event pulled (released, `delivered` scheduled) but
-        // not yet stored by the consumer when the process dies is lost. Uninterruptible, so that
-        // an interrupted consumer never releases an event without acknowledging it.
-        const pulled = (event: EngineEvent) =>
-          untilStoreIsBack(serialized(Effect.uninterruptible(switchboard.consumed(line, event))), "taking an event off the sandbox network")
+        // "The session has it" is decided here, when the consumer acknowledges what it stored
+        // (issue 21: handed over was not enough; a process killed between the hand-over and the
+        // store lost the message, while its sender had heard `delivered`). Until then the event
+        // stays held, in the ledger too, so whatever was handed over but not acknowledged when
+        // the line closes, the actor is interrupted or the process dies is offered again when
+        // the session is next Ready; the Store takes a message it has already once. Uninterruptible,
+        // so that an interrupted acknowledgement never releases an event without its receipt.
+        const acknowledge = (events: ReadonlyArray<EngineEvent>) => {
+          const held = events.filter(isHeldEvent)
+          return held.length === 0 ? Effect.void : untilStoreIsBack(
+            serialized(Effect.uninterruptible(Effect.forEach(held, (event) => switchboard.consumed(line, event), { discard: true }))),
+            "acknowledging events to the sandbox network"
+          )
+        }
         return Object.assign(new LineOperations(line, operationMakers), {
           me,
           awaitClosed: Deferred.await(closed),
-          // An event is released only once the consumer is done with the one before.
-          takeEvents: takeEventsOf(inbox, pulled),
+          takeEvents: takeEventsOf(inbox),
+          acknowledge,
           emit: (event: EngineEvent) => serialized(switchboard.emitIfLive(line, event)),
           becomeReady: serialized(Effect.zipRight(switchboard.becomeReady(line), presence.connectionChanged(sessionId))),
           close: (reason: CloseReason) => serialized(switchboard.close(line, reason)),

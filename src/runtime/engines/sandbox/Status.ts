@@ -42,11 +42,12 @@ export const statusOf = (switchboard: Switchboard) => {
         audience,
         ...contentRecordOf(payload)
       }
-      yield* recordSent(engineMessageId, sent)
-      yield* acknowledge(engineMessageId, "sent")
       const from = `${line.me.phone}@c.us`
       const update = received({ engineMessageId, chatId: STATUS_CHAT_ID, from, fromLid: line.me.lid }, payload, timestamp)
+      // Held for the audience before it is recorded as sent, as in a person chat (see `Messaging.send`).
       yield* Effect.forEach(yield* sessionsOf(audience), (sessionId) => handTo(sessionId, update), { discard: true })
+      yield* recordSent(engineMessageId, sent)
+      yield* acknowledge(engineMessageId, "sent")
     })
 
   /** What the poster did to a status update (deleted it) reaches whoever could see it. */

@@ -15,9 +15,10 @@ import { withChanges } from "../../withChanges.js"
  * interleave with a connect or a disconnect: nothing is lost and nothing arrives twice.
  *
  * Like a real WhatsApp server, the network holds every message for a session (and every
- * receipt owed to it) until the session's consumer has taken it from its connection's stream,
- * and only then tells the sender `delivered`: an event still sitting in the inbox of a line
- * that closed (or of a process that was killed) is offered again when the session is next Ready.
+ * receipt owed to it) until the session has stored it and acknowledged it (`consumed`), and
+ * only then tells the sender `delivered`: an event still in the inbox of a line that closed, or
+ * handed over to a process killed before it stored it, is offered again when the session is
+ * next Ready.
  */
 
 /** One connection of a session. `lineId` tells a replaced connection from its successor. */
@@ -169,9 +170,9 @@ const switchboardOf = (state: {
     })
 
   /**
-   * The session's consumer pulled the event from its stream: the network stops holding it, and
-   * only now does a message count as delivered to its sender. An event that was not held any
-   * more (a previous line's consumer took it first) was offered twice; its sender heard already.
+   * The session stored the event and acknowledged it: the network stops holding it, and only
+   * now does a message count as delivered to its sender. An event that was not held any more
+   * (acknowledged before, e.g. on a previous line) was offered twice; its sender heard already.
    */
   const consumed = (line: Line, event: EngineEvent): Effect.Effect<void> =>
     isHeldEvent(event)
