@@ -26,6 +26,7 @@ import { phoneNumberPattern } from "../../../domain/Ids.js"
 import { makeStoreAuthState } from "./authState.js"
 import { makeConnectionTranslator } from "./connectionUpdate.js"
 import { engineErrorOf } from "./disconnect.js"
+import { DEFAULT_KEEP_ALIVE_INTERVAL_MS, watchForSilence } from "./deadSocket.js"
 import { isIgnoredJid, type PhoneOfLid, toWireJid } from "./jids.js"
 import { makeBaileysLogger } from "./logger.js"
 import { SilenceSignalChatter } from "./signalChatter.js"
@@ -72,6 +73,11 @@ export interface BaileysEngineOptions {
    * Baileys' built-in one when absent. WhatsApp refuses a version it deems outdated (405).
    */
   readonly waVersion?: `${number}.${number}.${number}` | undefined
+  /**
+   * How often the socket pings WhatsApp (`WA_KEEPALIVE_INTERVAL_MS`, default 20 s); a socket
+   * that hears nothing for two of them is cut and the session reconnects (see `deadSocket.ts`).
+   */
+  readonly keepAliveIntervalMs?: number | undefined
 }
 
 /** The version a socket presents: the one given, else the one built into Baileys. */
@@ -149,6 +155,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
     const labelRegistry = new LabelRegistry()
     const pushNames = new PushNames()
     const calls = new CallLog()
+    const keepAliveIntervalMs = engineOptions.keepAliveIntervalMs ?? DEFAULT_KEEP_ALIVE_INTERVAL_MS
 
     const sock = yield* Effect.acquireRelease(
       Effect.try({
@@ -168,6 +175,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
               return Option.isSome(sent) ? { conversation: sent.value.text } : undefined
             },
             version: versionOf(engineOptions),
+            keepAliveIntervalMs,
             ...(engineOptions.waWebSocketUrl === undefined ? {} : { waWebSocketUrl: engineOptions.waWebSocketUrl }),
             ...socketConfigOf(agents)
           }),
@@ -188,6 +196,9 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
           Effect.ensuring(Effect.zipRight(Queue.shutdown(raw), Queue.shutdown(events)))
         )
     )
+
+    // Released before the socket (scopes release in reverse): no cut while it is being ended.
+    yield* Effect.acquireRelease(Effect.sync(() => watchForSilence(sock, keepAliveIntervalMs)), (stop) => Effect.sync(stop))
 
     function onServerAck(node: BinaryNode) {
       const id = node.attrs["id"]
