@@ -1,45 +1,38 @@
-import { ConfigProvider, Duration, Effect, Exit, Scope } from "effect"
+import { ConfigProvider, Duration, Effect, Exit } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { settingsConfig } from "../src/app/Config.js"
-import { BaileysEngineLive } from "../src/runtime/engines/baileys/BaileysEngine.js"
-import { eventually, startGatewayWith, tempDir, type TestGateway } from "./support/gateway.js"
+import { eventually, TEST_KEY, tempDir } from "./support/gateway.js"
+import { useGatewayProcesses } from "./support/process.js"
 import { type ReceivedMessage, startWaPeer, type WaPeer } from "./support/wa-peer/index.js"
 
 /**
- * Dead sockets (issue 21, point 5), with the real Baileys against the loopback peer: the peer
- * goes silent without closing (it keeps the TCP connection, answers no keep-alive ping, no
- * stanza, not even the client's close frame), as a hung server or a path that swallows packets
- * does. The gateway must notice by itself, cut the socket without waiting for TCP or for the
- * websocket's close handshake (30 s), and be ready again on a new socket. The times are
- * measured on the peer's side: when the client closed the silent socket, when it logged in again.
+ * Dead sockets (issue 21, point 5), with the built gateway (real Baileys) against the loopback
+ * peer: the peer goes silent without closing (it keeps the TCP connection, answers no
+ * keep-alive ping, no stanza, not even the client's close frame), as a hung server or a path
+ * that swallows packets does. The gateway must notice by itself, cut the socket without waiting
+ * for TCP or for the websocket's close handshake (30 s), and be ready again on a new socket.
+ * The times are measured on the peer's side: when the client closed the silent socket, when
+ * it logged in again.
  */
 
 const BOB = "15551230002"
 
 let peer: WaPeer
-const scopes: Array<Scope.CloseableScope> = []
+const spawnGateway = useGatewayProcesses()
 
 beforeAll(async () => {
   peer = await startWaPeer()
 })
 afterAll(async () => {
-  for (const scope of scopes) await Effect.runPromise(Scope.close(scope, Exit.void))
   await peer.close()
 })
 
-/** A gateway whose sockets ping every `keepAliveIntervalMs` (the default when undefined), linked as `phone`. */
-const linkedGateway = async (phone: string, keepAliveIntervalMs: number | undefined) => {
-  const scope = await Effect.runPromise(Scope.make())
-  scopes.push(scope)
-  const dataDir = tempDir("switchboard-dead-socket-")
-  const gateway: Omit<TestGateway, "network"> = await Effect.runPromise(Scope.extend(
-    startGatewayWith(BaileysEngineLive({ waWebSocketUrl: peer.url, mediaCa: peer.mediaCa, keepAliveIntervalMs }), {
-      dataDir,
-      databaseUrl: `sqlite:${dataDir}/switchboard.db`,
-      engine: "baileys"
-    }),
-    scope
-  ))
+/** A gateway process with `env` (WA_KEEPALIVE_INTERVAL_MS…), linked as `phone`. */
+const linkedGateway = async (phone: string, env: Record<string, string>) => {
+  const gateway = await spawnGateway({
+    dataDir: tempDir("switchboard-dead-socket-"),
+    env: { API_KEY: TEST_KEY, ENGINE: "baileys", ...peer.processEnv(), ...env }
+  })
   const created = await gateway.call("POST", "/api/sessions", { body: { name: `silent-${phone}`, autoStart: true } })
   const sessionId = created.body.id as string
   const qr = await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}/qr`), (r) => r.status === 200, 15_000)
@@ -79,7 +72,7 @@ const silenceAndRecover = async (phone: string, session: () => Promise<{ body: a
 describe("a socket that goes silent without closing", () => {
   it("is cut after two keep-alive intervals without an answer, and the session is ready again on a new socket", async () => {
     const ALICE = "15551230001"
-    const { gateway, session, sessionId } = await linkedGateway(ALICE, 2_000)
+    const { gateway, session, sessionId } = await linkedGateway(ALICE, { WA_KEEPALIVE_INTERVAL_MS: "2000" })
     // A message sent to the account while its socket is silent is not lost with it.
     const silentLogin = peer.loginsOf(ALICE).at(-1)!
     const recovered = silenceAndRecover(ALICE, session, 15_000)
@@ -111,7 +104,7 @@ describe("a socket that goes silent without closing", () => {
 
   it("with the default keep-alive interval (20 s), the session is ready again within 60 s", async () => {
     const CAROL = "15551230003"
-    const { session } = await linkedGateway(CAROL, undefined)
+    const { session } = await linkedGateway(CAROL, {})
     const { cutAfter, lastError, loggedInAfter, readyAfter } = await silenceAndRecover(CAROL, session, 60_000)
     console.log(`dead socket, default interval: cut after ${cutAfter} ms, logged in again after ${loggedInAfter} ms, ready (as polled) after ${readyAfter} ms`)
     // Two intervals (40 s) at most since the last answer, then the reconnect's backoff (≤ 1 s).
