@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, TestClock } from "effect"
-import { advanceUntil, type Core, startCore } from "./support/core.js"
+import { Effect, TestClock } from "effect"
+import { advanceUntil, type Core, createAndLink, quickReconnect as reconnect, startCore, statusIs } from "./support/core.js"
 
 /**
  * Issue 21, point 5: a session that reconnects more than 5 times in 10 minutes announces
@@ -8,24 +8,6 @@ import { advanceUntil, type Core, startCore } from "./support/core.js"
  * (with the cause of the latest disconnect) for as long as it stays over the line. On the
  * sandbox network, whose connections the test drops; on the TestClock, so minutes pass at once.
  */
-
-const reconnect = {
-  initialDelay: Duration.seconds(1),
-  maxDelay: Duration.seconds(8),
-  maxAttempts: 5,
-  healthyAfter: Duration.seconds(30)
-}
-
-const statusIs = (core: Core, sessionId: string, status: string) =>
-  Effect.map(core.sessions.get(sessionId), (s) => s.status === status).pipe(Effect.orDie)
-
-const linked = (core: Core, name: string) =>
-  Effect.gen(function*() {
-    const session = yield* core.sessions.create({ name })
-    yield* core.supervisor.start(session.id)
-    yield* advanceUntil(statusIs(core, session.id, "ready"))
-    return session.id
-  })
 
 /**
  * The connection dropped, the session back to ready, then a minute of being ready (which
@@ -46,7 +28,7 @@ describe("an unstable session (more than 5 reconnects in 10 minutes)", () => {
   it.scoped("5 reconnects in 10 minutes: no announcement, lastError is the cause", () =>
     Effect.gen(function*() {
       const core = yield* startCore({ reconnect })
-      const id = yield* linked(core, "five")
+      const id = yield* createAndLink(core, "five")
       for (let i = 0; i < 5; i++) yield* dropAndRecover(core, id)
       expect(yield* unstableEvents(core, id)).toEqual([])
       expect((yield* core.sessions.get(id)).lastError?.code).toBe("CONNECTION_LOST")
@@ -55,7 +37,7 @@ describe("an unstable session (more than 5 reconnects in 10 minutes)", () => {
   it.scoped("the 6th announces session.unstable once, with the count; lastError says UNSTABLE until the window clears", () =>
     Effect.gen(function*() {
       const core = yield* startCore({ reconnect })
-      const id = yield* linked(core, "six")
+      const id = yield* createAndLink(core, "six")
       for (let i = 0; i < 6; i++) yield* dropAndRecover(core, id)
       expect(yield* unstableEvents(core, id)).toEqual([{ reconnects: 6, window: 600, reason: "CONNECTION_LOST" }])
       const unstable = (yield* core.sessions.get(id)).lastError
@@ -84,7 +66,7 @@ describe("an unstable session (more than 5 reconnects in 10 minutes)", () => {
   it.scoped("reconnects spread over more than 10 minutes never make a session unstable", () =>
     Effect.gen(function*() {
       const core = yield* startCore({ reconnect })
-      const id = yield* linked(core, "spread")
+      const id = yield* createAndLink(core, "spread")
       for (let i = 0; i < 8; i++) {
         yield* dropAndRecover(core, id)
         yield* TestClock.adjust("1 minute")
