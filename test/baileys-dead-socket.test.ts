@@ -114,6 +114,24 @@ describe("a socket that goes silent without closing", () => {
   }, 120_000)
 })
 
+describe("stopping a session whose socket is silent", () => {
+  it("takes 2 s and cuts the socket: neither waits for the websocket's 30 s close handshake", async () => {
+    const DAVE = "15551230004"
+    const { gateway, session, sessionId } = await linkedGateway(DAVE, {})
+    const silent = peer.loginsOf(DAVE).at(-1)!
+    expect(peer.silence(DAVE)).toBe(1)
+    const stoppedAt = Date.now()
+    expect((await gateway.call("POST", `/api/sessions/${sessionId}/stop`)).status).toBe(200)
+    await eventually(session, (r) => r.body.status === "stopped", 40_000)
+    const stoppedAfter = Date.now() - stoppedAt
+    await eventually(async () => silent.closedAt, (closedAt) => closedAt !== undefined, 40_000)
+    console.log(`stop on a silent socket: stopped after ${stoppedAfter} ms, socket closed after ${silent.closedAt! - stoppedAt} ms`)
+    // The stop waits 2 s for the close handshake, then cuts what is still open (it took 30 s).
+    expect(stoppedAfter).toBeLessThan(5_000)
+    expect(silent.closedAt! - stoppedAt).toBeLessThan(5_000)
+  }, 60_000)
+})
+
 describe("WA_KEEPALIVE_INTERVAL_MS", () => {
   it("is 20 s unless set; under a second it stops the start with the reason", () => {
     const read = (env: Record<string, string>) =>

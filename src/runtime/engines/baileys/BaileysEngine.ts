@@ -26,7 +26,7 @@ import { phoneNumberPattern } from "../../../domain/Ids.js"
 import { makeStoreAuthState } from "./authState.js"
 import { makeConnectionTranslator } from "./connectionUpdate.js"
 import { engineErrorOf } from "./disconnect.js"
-import { DEFAULT_KEEP_ALIVE_INTERVAL_MS, watchForSilence } from "./deadSocket.js"
+import { DEFAULT_KEEP_ALIVE_INTERVAL_MS, terminateSocket, watchForSilence } from "./deadSocket.js"
 import { isIgnoredJid, type PhoneOfLid, toWireJid } from "./jids.js"
 import { makeBaileysLogger } from "./logger.js"
 import { SilenceSignalChatter } from "./signalChatter.js"
@@ -128,9 +128,18 @@ const SERVER_ACK = "CB:ack,class:message"
 const inOrder = (...translations: ReadonlyArray<Effect.Effect<ReadonlyArray<EngineEvent>>>) =>
   Effect.map(Effect.all(translations), (lists) => lists.flat())
 
-/** `ws` waits up to 30 s for a close handshake on a dead network; a stop must not. */
+/**
+ * `ws` waits up to 30 s for a close handshake on a dead network; a stop must not, nor leave the
+ * socket open behind it for that long: whatever is still open after 2 s is cut. Interruptible,
+ * for it runs as a finalizer, where the timeout could not otherwise stop the wait.
+ */
 const endSocket = (sock: WASocket) =>
-  Effect.promise(() => sock.end(undefined).catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+  Effect.promise(() => sock.end(undefined).catch(() => undefined)).pipe(
+    Effect.interruptible,
+    Effect.timeout("2 seconds"),
+    Effect.ignore,
+    Effect.ensuring(Effect.sync(() => terminateSocket(sock)))
+  )
 
 const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, cache: Option.Option<CacheService>) =>
   Effect.gen(function*() {

@@ -32,6 +32,9 @@ export class DeadSocket extends Error {
 /** The `ws` WebSocket inside Baileys' `WebSocketClient` (rc14 keeps it as `socket`, null once closed). */
 const rawSocketOf = (sock: WASocket) => (sock.ws as unknown as { readonly socket: { terminate(): void } | null }).socket
 
+/** Cuts the socket's TCP connection now, without a close frame; nothing when it is closed already. */
+export const terminateSocket = (sock: WASocket): void => rawSocketOf(sock)?.terminate()
+
 /**
  * Watches a socket from its creation: whatever the server sends (pong, stanza, handshake)
  * counts as an answer. Returns the function that stops watching.
@@ -77,5 +80,6 @@ export const watchForSilence = (sock: WASocket, keepAliveIntervalMs: number): ((
 const cut = (sock: WASocket, reason: DeadSocket) => {
   const raw = rawSocketOf(sock)
   void sock.end(reason).catch(() => undefined)
+  // The socket as it was before `end` (which forgets it once closed).
   raw?.terminate()
 }
