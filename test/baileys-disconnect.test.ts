@@ -1,6 +1,7 @@
 import { Boom } from "@hapi/boom"
 import { DisconnectReason } from "@whiskeysockets/baileys"
 import { describe, expect, it } from "vitest"
+import { DeadSocket } from "../src/runtime/engines/baileys/deadSocket.js"
 import { baileysCloseOf, closeMessageOf, closeReasonOf, engineErrorOf, isNetworkError, statusCodeOf } from "../src/runtime/engines/baileys/disconnect.js"
 import { ServerIdentityInvalid } from "../src/runtime/engines/baileys/serverIdentity.js"
 
@@ -79,6 +80,16 @@ describe("Baileys disconnect table", () => {
     expect(isNetworkError(expired)).toBe(false)
     expect(closeReasonOf(baileysCloseOf(expired, false, false))).toMatchObject({ kind: "retry" })
     expect(closeReasonOf(baileysCloseOf(expired, false, true))).toMatchObject({ kind: "fatal", code: "QR_EXPIRED" })
+  })
+
+  it("a socket cut for its silence is a lost connection, retried, even while a QR is up (not QR_EXPIRED)", () => {
+    const cut = new DeadSocket(40_000)
+    expect(closeReasonOf(baileysCloseOf(cut, false, true))).toMatchObject({ kind: "retry", code: "CONNECTION_LOST" })
+    expect(closeReasonOf(baileysCloseOf(cut, true, false))).toEqual({
+      kind: "retry",
+      code: "CONNECTION_LOST",
+      message: "baileys: no answer from WhatsApp for 40 s (keep-alive pings unanswered); the socket was cut (408)"
+    })
   })
 
   it("turns failed operations into EngineErrors, transient only for connection trouble", () => {

@@ -1,30 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Duration, Effect, Fiber, FiberRef, HashMap, HashSet, Logger, Option, Ref, Schedule, TestClock } from "effect"
-import { advanceUntil, type Core, letFibersRun, startCore } from "./support/core.js"
+import { advanceUntil, createAndLink, letFibersRun, quickReconnect as reconnect, startCore, statusIs } from "./support/core.js"
 import { tempDir } from "./support/gateway.js"
 import type { ConnectOptions, SendCommand } from "../src/runtime/Engine.js"
 import { engineCall } from "../src/runtime/EngineCall.js"
 
 const textOf = (command: SendCommand) => command.content.type === "text" ? command.content.text : undefined
-
-const reconnect = {
-  initialDelay: Duration.seconds(1),
-  maxDelay: Duration.seconds(8),
-  maxAttempts: 5,
-  healthyAfter: Duration.seconds(30)
-}
-
-const statusIs = (core: Core, sessionId: string, status: string) =>
-  Effect.map(core.sessions.get(sessionId), (s) => s.status === status).pipe(Effect.orDie)
-
-const createAndLink = (core: Core, name: string) =>
-  Effect.gen(function*() {
-    const session = yield* core.sessions.create({ name })
-    yield* core.supervisor.start(session.id)
-    yield* advanceUntil(statusIs(core, session.id, "ready"))
-    return session.id
-  })
 
 describe("SessionActor state machine", () => {
   it.scoped("links through created → initializing → qr_ready → authenticating → ready, persisting and publishing each step", () =>

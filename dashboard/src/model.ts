@@ -120,7 +120,8 @@ const kindsInOrder: Record<SubscribableKind, true> = {
   "group.join": true, "group.leave": true, "group.update": true, "group.participants": true,
   "label.update": true,
   "chat.update": true, "contact.update": true, "status.received": true,
-  "call.received": true, "call.update": true, "session.history": true, "group.request": true
+  "call.received": true, "call.update": true, "session.history": true, "group.request": true,
+  "session.unstable": true
 }
 
 export const eventKinds = Object.keys(kindsInOrder) as ReadonlyArray<SubscribableKind>

@@ -2,7 +2,7 @@ import { mediaStoreFromSettings } from "../layers/media/mediaStoreLayers.js"
 import { cacheFromSettings } from "../layers/cache/cacheLayers.js"
 import { NodeContext } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { DashboardServerLive } from "../http/Dashboard.js"
 import { HttpServerLive, serveApi } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
@@ -66,7 +66,8 @@ export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, neve
         : yield* fetchWaVersion(settings.waVersionUrl.value)
       return BaileysEngineLive({
         waWebSocketUrl: Option.getOrUndefined(settings.waWebSocketUrl),
-        waVersion: Option.getOrUndefined(waVersion)
+        waVersion: Option.getOrUndefined(waVersion),
+        keepAliveIntervalMs: Duration.toMillis(settings.waKeepAliveInterval)
       })
     }))
 

@@ -2,6 +2,8 @@ import { Config, ConfigProvider, Duration, Effect, LogLevel, Option, Redacted } 
 import * as path from "node:path"
 import { cidrProblem, splitList } from "../domain/cidr.js"
 import type { Settings } from "../domain/Settings.js"
+// Types only from Baileys: reading the default loads no part of it.
+import { DEFAULT_KEEP_ALIVE_INTERVAL_MS } from "../runtime/engines/baileys/deadSocket.js"
 
 
 const millis = (name: string, fallback: number) =>
@@ -49,6 +51,11 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
     })
   )),
   waVersionUrl: Config.option(Config.url("WA_VERSION_URL").pipe(Config.map((url) => url.toString()))),
+  waKeepAliveInterval: Config.integer("WA_KEEPALIVE_INTERVAL_MS").pipe(
+    Config.validate({ message: "WA_KEEPALIVE_INTERVAL_MS must be a number of milliseconds ≥ 1000", validation: (n) => n >= 1000 }),
+    Config.withDefault(DEFAULT_KEEP_ALIVE_INTERVAL_MS),
+    Config.map(Duration.millis)
+  ),
   apiKey: Config.option(Config.redacted("API_KEY")).pipe(
     Config.map(Option.filter((key) => Redacted.value(key).trim().length > 0))
   ),

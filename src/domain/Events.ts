@@ -32,6 +32,7 @@ export const EventKind = Schema.Literal(
   "call.update",
   "session.history",
   "group.request",
+  "session.unstable",
   /** Sent by `POST /api/webhooks/{id}/test` to that webhook only. */
   "webhook.test"
 )
@@ -124,6 +125,12 @@ export type EventData = Complete<{
     readonly action: JoinRequestAction
     readonly by: string | null
   }
+  /**
+   * The session reconnected more than 5 times within `window` seconds (600): announced once
+   * as it crosses the line (again only after it fell back under it); its `lastError` says
+   * `UNSTABLE` meanwhile. `reason`: the code of the disconnect that crossed it.
+   */
+  "session.unstable": { readonly reconnects: number; readonly window: number; readonly reason: string }
   "webhook.test": { readonly webhookId: string; readonly message: string }
 }>
 

@@ -21,6 +21,11 @@ export interface Settings {
   readonly waVersion: Option.Option<`${number}.${number}.${number}`>
   /** `WA_VERSION_URL`: a page naming the current WhatsApp Web version, read at start when `WA_VERSION` is not set. */
   readonly waVersionUrl: Option.Option<string>
+  /**
+   * `WA_KEEPALIVE_INTERVAL_MS`: how often a Baileys socket pings WhatsApp (default 20 s); one
+   * that hears nothing for two intervals is cut and its session reconnects.
+   */
+  readonly waKeepAliveInterval: Duration.Duration
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly sandboxPairDelay: Duration.Duration
   /** Sandbox sessions are WhatsApp Business accounts (labels work); tests mark single ones instead. */

@@ -17,6 +17,7 @@ import { makeReadyConnection } from "./ReadyConnection.js"
 import { makeWatchedState, type WatchedState } from "./WatchedState.js"
 import type { PacingSettings } from "../domain/Settings.js"
 import { driverWhenNeeded, reconnectSchedule } from "./ReconnectPolicy.js"
+import { announcedInstability, type Disconnect, ReconnectWindow, unstableError } from "./Instability.js"
 import { settingsOrDefault } from "../domain/SessionSettings.js"
 import { type ReconnectSettings } from "../domain/Settings.js"
 
@@ -180,10 +181,10 @@ export const runSessionActor = (
     const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
     /** The status is written (with its event) before the actor goes on: it waits for the Store if need be. */
-    const setStatus = (next: SessionStatus, error?: Omit<LastError, "at">): Effect.Effect<void> =>
-      untilStoreIsBack(recordStatus(next, error), `recording the status ${next}`)
+    const setStatus = (next: SessionStatus, error?: Omit<LastError, "at">, disconnect?: Disconnect): Effect.Effect<void> =>
+      untilStoreIsBack(recordStatus(next, error, disconnect), `recording the status ${next}`)
 
-    const recordStatus = (next: SessionStatus, error?: Omit<LastError, "at">) =>
+    const recordStatus = (next: SessionStatus, error?: Omit<LastError, "at">, disconnect?: Disconnect) =>
       Effect.gen(function*() {
         const previous = yield* state.get
         if (previous.status === next && error === undefined) return
@@ -191,16 +192,17 @@ export const runSessionActor = (
         // A session that ends (stopped, logged out, failed) stays ended across reboots.
         const ended = runningStatuses.has(next) ? {} : { desiredRunning: false }
         const at = yield* DateTime.nowAsDate
+        const reason = disconnect?.cause ?? error?.code ?? null
+        // Another failed attempt in the same status records its error but is no new event.
+        const announced = [
+          ...(previous.status === next ? [] : [makeEvent("session.status", sessionId, { status: next, previousStatus: previous.status, reason }, at)]),
+          ...announcedInstability(sessionId, disconnect, at)
+        ]
         // Group committed: when a restart brings thousands of sessions back, their status
         // changes share transactions instead of each taking the Store for one of its own.
         yield* groupCommit.write(Effect.zipRight(
           sessions.patch(sessionId, { status: next, lastError, ...ended }),
-          // Another failed attempt in the same status records its error but is no new event.
-          previous.status === next ? Effect.void : events.publish(makeEvent("session.status", sessionId, {
-            status: next,
-            previousStatus: previous.status,
-            reason: error?.code ?? null
-          }, at))
+          announced.length === 0 ? Effect.void : events.publishAll(announced)
         ))
         yield* state.set({
           status: next,
@@ -306,6 +308,8 @@ export const runSessionActor = (
     const linkLoop = Effect.gen(function*() {
       const driver = driverWhenNeeded(() => reconnectSchedule(reconnect))
       let immediateRestarts = 0
+      /** This link loop's reconnects, for telling an unstable session (see `Instability.ts`). */
+      let reconnects: ReconnectWindow | undefined
       yield* setStatus("initializing")
       while (true) {
         const { reachedReady, reason, wasHealthy } = yield* linkOnce
@@ -319,7 +323,8 @@ export const runSessionActor = (
         if (reason.kind === "restart" && ++immediateRestarts <= MAX_IMMEDIATE_RESTARTS) continue
         immediateRestarts = 0
         if (wasHealthy) yield* driver.reset
-        yield* setStatus("disconnected", error)
+        const stability = (reconnects ??= new ReconnectWindow()).record(yield* Clock.currentTimeMillis)
+        yield* setStatus("disconnected", stability.unstable ? unstableError(stability.reconnects, error) : error, { cause: error.code, stability })
         const exhausted = yield* driver.next(undefined).pipe(Effect.as(false), Effect.orElseSucceed(() => true))
         if (exhausted) {
           return yield* setStatus("failed", {

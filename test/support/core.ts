@@ -1,4 +1,4 @@
-import { Chunk, Clock, Context, type Duration, Effect, Layer, Ref, Stream, TestClock } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, Layer, Ref, Stream, TestClock } from "effect"
 import { SwitchboardCore } from "../../src/app/App.js"
 import { SqlSandboxLedger } from "../../src/layers/store/SqlSandboxLedger.js"
 import type { Settings } from "../../src/domain/Settings.js"
@@ -111,6 +111,27 @@ export const startCore = (overrides: Partial<Settings> = {}, hook: ConnectHook =
   })
 
 export type Core = Effect.Effect.Success<ReturnType<typeof startCore>>
+
+/** A reconnect policy quick enough for tests on the TestClock: 1 s, doubling up to 8 s, 5 attempts. */
+export const quickReconnect = {
+  initialDelay: Duration.seconds(1),
+  maxDelay: Duration.seconds(8),
+  maxAttempts: 5,
+  healthyAfter: Duration.seconds(30)
+}
+
+/** Whether the session's status is `status` now. */
+export const statusIs = (core: Core, sessionId: string, status: string) =>
+  Effect.map(core.sessions.get(sessionId), (s) => s.status === status).pipe(Effect.orDie)
+
+/** A new session of `name`, started and linked (the sandbox pairs by itself): its id, once ready. */
+export const createAndLink = (core: Core, name: string) =>
+  Effect.gen(function*() {
+    const session = yield* core.sessions.create({ name })
+    yield* core.supervisor.start(session.id)
+    yield* advanceUntil(statusIs(core, session.id, "ready"))
+    return session.id
+  })
 
 /**
  * Advances the TestClock in small steps until `done` holds, letting every fiber run (and the

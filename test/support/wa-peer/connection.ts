@@ -35,7 +35,11 @@ export interface LoginRecord {
 export interface RawSocket {
   readonly readyState: number
   /** the underlying TCP socket (`ws` exposes it as `_socket`) */
-  readonly _socket?: { readonly remotePort?: number | undefined } | undefined
+  readonly _socket?: {
+    readonly remotePort?: number | undefined
+    removeAllListeners(event: "data"): void
+    on(event: "data", listener: (data: Buffer) => void): void
+  } | undefined
   send(data: Buffer): void
   close(code?: number): void
   terminate(): void
@@ -63,6 +67,8 @@ export class Connection {
   /** true between `<success>` and close */
   online = false
   closed = false
+  /** set by `silence()`: the peer neither reads nor writes this socket any more, and keeps it open */
+  silenced = false
   /** when the peer accepted the websocket (ms since the epoch) */
   readonly openedAt = Date.now()
   /** set on `<success>`: this socket's entry in the peer's `logins` (its close time is filled in) */
@@ -84,7 +90,7 @@ export class Connection {
   ) {
     this.noise = new NoiseResponder(
       bytes => {
-        if (this.socket.readyState === OPEN) this.socket.send(bytes)
+        if (this.socket.readyState === OPEN && !this.silenced) this.socket.send(bytes)
       },
       hello => handlers.hello(this, hello),
       node => {
@@ -116,7 +122,7 @@ export class Connection {
   }
 
   send(node: BinaryNode): void {
-    if (this.closed || this.socket.readyState !== OPEN) return
+    if (this.closed || this.silenced || this.socket.readyState !== OPEN) return
     this.noise.sendNode(node)
   }
 
@@ -145,6 +151,19 @@ export class Connection {
     // closing right away could make the client see the socket close before it decoded the
     // stanza (decoding is async): let it close, terminate only if it does not
     setTimeout(() => this.terminate(), graceMs).unref()
+  }
+
+  /**
+   * Go silent without closing, as a server that hangs or a network path that swallows everything
+   * does: the TCP connection stays up (its bytes are still read off, so the client's own close is
+   * seen), but nothing reaches the protocol (no pong, no iq answer, no reply to a close frame)
+   * and nothing is written.
+   */
+  silence(): void {
+    this.silenced = true
+    const tcp = this.socket._socket
+    tcp?.removeAllListeners("data")
+    tcp?.on("data", () => undefined)
   }
 
   /** Abrupt close, no close frame. */

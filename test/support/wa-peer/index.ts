@@ -16,6 +16,7 @@
  * peer.unlink("15551230001")   // stream:error 401 device_removed → Baileys closes with 401
  * peer.conflict("15551230001") // stream:error conflict replaced → 440
  * peer.drop("15551230001")     // socket cut → 428 (Baileys' "connection closed")
+ * peer.silence("15551230001")  // socket left open, nothing answered: the client must notice by itself
  * await peer.close()
  * ```
  *

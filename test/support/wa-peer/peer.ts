@@ -117,6 +117,16 @@ export class WaPeer extends PeerServer implements ContactHost {
   }
 
   /**
+   * The account's sockets go silent without closing (see `Connection.silence`): the client must
+   * find out by itself that nobody answers its keep-alive pings. How many sockets went silent.
+   */
+  silence(phone: string): number {
+    const sockets = this.live(this.accounts.get(phone))
+    for (const conn of sockets) conn.silence()
+    return sockets.length
+  }
+
+  /**
    * What a gateway in another process (`node dist/bundle/main.js`) needs to use this peer: WA_WS_URL,
    * the peer's noise root trusted by a preload (./trust-peer-root.mjs), and the media server's
    * certificate as an extra CA (uploads and downloads).

@@ -28,6 +28,7 @@ import { makeStoreAuthState } from "./authState.js"
 import { makeDeviceCache } from "./deviceCache.js"
 import { makeConnectionTranslator } from "./connectionUpdate.js"
 import { engineErrorOf } from "./disconnect.js"
+import { DEFAULT_KEEP_ALIVE_INTERVAL_MS, terminateSocket, watchForSilence } from "./deadSocket.js"
 import { isIgnoredJid, type PhoneOfLid, toWireJid } from "./jids.js"
 import { makeBaileysLogger } from "./logger.js"
 import { SilenceSignalChatter } from "./signalChatter.js"
@@ -75,6 +76,11 @@ export interface BaileysEngineOptions {
    * Baileys' built-in one when absent. WhatsApp refuses a version it deems outdated (405).
    */
   readonly waVersion?: `${number}.${number}.${number}` | undefined
+  /**
+   * How often the socket pings WhatsApp (`WA_KEEPALIVE_INTERVAL_MS`, default 20 s); a socket
+   * that hears nothing for two of them is cut and the session reconnects (see `deadSocket.ts`).
+   */
+  readonly keepAliveIntervalMs?: number | undefined
 }
 
 /** The version a socket presents: the one given, else the one built into Baileys. */
@@ -129,9 +135,18 @@ const inOrder = (...translations: ReadonlyArray<Effect.Effect<ReadonlyArray<Engi
 const idsOf = ({ messages }: BaileysEventMap["messages.upsert"]): ReadonlyArray<string> =>
   messages.flatMap((message) => message.key.id ? [message.key.id] : [])
 
-/** `ws` waits up to 30 s for a close handshake on a dead network; a stop must not. */
+/**
+ * `ws` waits up to 30 s for a close handshake on a dead network; a stop must not, nor leave the
+ * socket open behind it for that long: whatever is still open after 2 s is cut. Interruptible,
+ * for it runs as a finalizer, where the timeout could not otherwise stop the wait.
+ */
 const endSocket = (sock: WASocket) =>
-  Effect.promise(() => sock.end(undefined).catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+  Effect.promise(() => sock.end(undefined).catch(() => undefined)).pipe(
+    Effect.interruptible,
+    Effect.timeout("2 seconds"),
+    Effect.ignore,
+    Effect.ensuring(Effect.sync(() => terminateSocket(sock)))
+  )
 
 const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, cache: Option.Option<CacheService>) =>
   Effect.gen(function*() {
@@ -156,6 +171,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
     const labelRegistry = new LabelRegistry()
     const pushNames = new PushNames()
     const calls = new CallLog()
+    const keepAliveIntervalMs = engineOptions.keepAliveIntervalMs ?? DEFAULT_KEEP_ALIVE_INTERVAL_MS
 
     const sock = yield* Effect.acquireRelease(
       Effect.try({
@@ -177,6 +193,7 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
               return Option.isSome(sent) ? { conversation: sent.value.text } : undefined
             },
             version: versionOf(engineOptions),
+            keepAliveIntervalMs,
             ...(engineOptions.waWebSocketUrl === undefined ? {} : { waWebSocketUrl: engineOptions.waWebSocketUrl }),
             ...socketConfigOf(agents)
           }),
@@ -202,6 +219,9 @@ const connect = (engineOptions: BaileysEngineOptions, options: ConnectOptions, c
     const gate = gateReceipts(sock.ws as unknown as GatedClient, (error) =>
       Runtime.runFork(runtime)(Effect.logDebug("baileys: a frame held for a receipt could not be written", error)))
     yield* Effect.addFinalizer(() => Effect.sync(gate.close))
+
+    // Released before the socket (scopes release in reverse): no cut while it is being ended.
+    yield* Effect.acquireRelease(Effect.sync(() => watchForSilence(sock, keepAliveIntervalMs)), (stop) => Effect.sync(stop))
 
     function onServerAck(node: BinaryNode) {
       const id = node.attrs["id"]

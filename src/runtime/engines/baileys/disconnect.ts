@@ -1,4 +1,5 @@
 import { type CloseReason, EngineError } from "../../Engine.js"
+import { DeadSocket } from "./deadSocket.js"
 import { ServerIdentityInvalid } from "./serverIdentity.js"
 
 /**
@@ -35,8 +36,12 @@ export const statusCodeOf = (error: unknown): number | undefined => {
 export const closeMessageOf = (error: unknown): string | undefined =>
   error instanceof Error && error.message !== "" ? error.message : undefined
 
-/** Baileys wraps websocket failures as `Boom("WebSocket Error (…)", { data: <the ws error> })`. */
+/**
+ * Baileys wraps websocket failures as `Boom("WebSocket Error (…)", { data: <the ws error> })`;
+ * a socket our watchdog cut for its silence (`DeadSocket`) is one too.
+ */
 export const isNetworkError = (error: unknown): boolean => {
+  if (error instanceof DeadSocket) return true
   const data = (error as { readonly data?: { readonly code?: unknown } } | null | undefined)?.data
   return (typeof data?.code === "string" && data.code.startsWith("E")) || /^WebSocket Error/.test(closeMessageOf(error) ?? "")
 }
