@@ -34,7 +34,7 @@ import { freePort, run } from "../../test/support/servers/common.js"
 import { freshPostgresUrlPromise } from "../../test/support/servers/postgresDatabase.js"
 import { createSessions, waitUntilReady } from "./api.js"
 import { type Backends, startBackends } from "./backends.js"
-import { type Runner, startRunner, stopEverything, workDir } from "./runners.js"
+import { type Runner, runBenchmark, startRunner, workDir } from "./runners.js"
 import { API_KEY, log, since } from "./settings.js"
 
 const KILLS = Math.max(1, Number(process.env["BENCH_KILLS"] || 10))
@@ -219,16 +219,8 @@ const main = async () => {
   console.log(`the whole benchmark took ${since(started).toFixed(0)} s`)
 }
 
-let exitCode = 0
-try {
-  await main()
-} catch (error) {
-  console.error(`\nBENCH FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
-  exitCode = 1
-} finally {
-  // The runners' logs (each kill's detection and hand-over), kept where BENCH_LOGS says.
+// The runners' logs (each kill's detection and hand-over), kept where BENCH_LOGS says.
+await runBenchmark(main, () => {
   const keep = process.env["BENCH_LOGS"]
   if (keep) fs.cpSync(path.join(workDir, "failover"), keep, { recursive: true })
-  await stopEverything()
-}
-process.exit(exitCode)
+})
