@@ -48,10 +48,13 @@ export const startBackends = async (): Promise<Backends> => {
   return backends
 }
 
-/** Shards (advisory locks) held per runner in this database, e.g. "1024/1024"; "" when there are none. */
+/**
+ * Shards (advisory locks with one bigint key) held per runner in this database, e.g. "150/150";
+ * "" when there are none. (The runners' liveness locks have two keys: objsubid 2.)
+ */
 const shardLocks = async (backends: Backends, database: string) => {
   const query = `SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-    WHERE l.locktype = 'advisory' AND l.granted AND d.datname = '${database}' GROUP BY l.pid ORDER BY 1 DESC`
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND d.datname = '${database}' GROUP BY l.pid ORDER BY 1 DESC`
   const { stdout } = await run(backends.psql, [backends.adminUrl, "-At", "-c", query])
   return stdout.trim().split("\n").filter(Boolean).join("/")
 }

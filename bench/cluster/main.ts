@@ -40,7 +40,7 @@ import { mainScript } from "../../test/support/gatewayEnv.js"
 import { startBackends } from "./backends.js"
 import { report } from "./report.js"
 import { type Round, runRound } from "./round.js"
-import { stopEverything, workDir } from "./runners.js"
+import { runBenchmark, workDir } from "./runners.js"
 import { log, RUNNERS, since } from "./settings.js"
 
 const main = async () => {
@@ -54,13 +54,4 @@ const main = async () => {
   console.log(`\nload average now ${os.loadavg()[0]!.toFixed(2)}; the whole benchmark took ${since(started).toFixed(0)} s`)
 }
 
-let exitCode = 0
-try {
-  await main()
-} catch (error) {
-  console.error(`\nBENCH FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
-  exitCode = 1
-} finally {
-  await stopEverything()
-}
-process.exit(exitCode)
+await runBenchmark(main)

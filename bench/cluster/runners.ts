@@ -30,6 +30,24 @@ export const stopEverything = async () => {
   fs.rmSync(workDir, { recursive: true, force: true })
 }
 
+/**
+ * Runs a cluster benchmark's `main` and exits: code 1 when it could not run (its figures are not
+ * to be trusted), everything stopped in any case, after `beforeStop` (e.g. keeping the logs).
+ */
+export const runBenchmark = async (main: () => Promise<void>, beforeStop: () => void = () => undefined): Promise<never> => {
+  let exitCode = 0
+  try {
+    await main()
+  } catch (error) {
+    console.error(`\nBENCH FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+    exitCode = 1
+  } finally {
+    beforeStop()
+    await stopEverything()
+  }
+  process.exit(exitCode)
+}
+
 export type Runner = ServerProcess
 
 /** Spawns a runner in `dir` and resolves once it printed `Listening on …` (30 s at most). */

@@ -1,7 +1,6 @@
-import { RunnerAddress, ShardingConfig } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, HashRing, Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -188,25 +187,7 @@ export const keepSending = (sessionIds: ReadonlyArray<string>, vias: ReadonlyArr
   }
 }
 
-/**
- * Where @effect/cluster puts an entity, as every runner computes it: the entity id's shard
- * (`Sharding.getShardId`), and the shards spread over the healthy runners' addresses by a hash
- * ring (`HashRing.getShards`, weight `runnerShardWeight`). A prediction (e.g. to pick the port
- * of a runner that joins): what moved is always read from the runners themselves.
- */
-export const ownerPort = (runnerPorts: ReadonlyArray<number>, entityId: string) => {
-  const { runnerShardWeight, shardsPerGroup } = ShardingConfig.defaults
-  const ring = HashRing.make<RunnerAddress.RunnerAddress>()
-  for (const port of runnerPorts) HashRing.add(ring, RunnerAddress.make("127.0.0.1", port), { weight: runnerShardWeight })
-  // @effect/cluster's internal/hash.ts `hashString`
-  let h = 5381
-  for (let i = entityId.length; i;) h = (h * 33) ^ entityId.charCodeAt(--i)
-  h = (h & 0xbfffffff) | ((h >>> 1) & 0x40000000)
-  return HashRing.getShards(ring, shardsPerGroup)![Math.abs(h % shardsPerGroup)]!.port
-}
-
-/** The singleton that health-checks the runners (a runner that hosts it and dies is found only when its heartbeat expires). */
-export const HEALTH_CHECK_SINGLETON = "effect/cluster/Sharding/RunnerHealth"
+export { HEALTH_CHECK_SINGLETON, ownerPort } from "./clusterPlacement.js"
 
 // ---------------------------------------------------------------------------------------------
 // Waiting on the cluster, and explaining a failure
@@ -254,7 +235,7 @@ export const clusterTables = (databaseUrl: string) =>
       at: new Date().toISOString(),
       runners: yield* query("SELECT machine_id, address, healthy, last_heartbeat FROM cluster_runners ORDER BY machine_id"),
       advisoryLocks: yield* query(
-        "SELECT l.objid, a.pid, a.application_name, a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted ORDER BY l.objid"
+        "SELECT l.classid, l.objid, l.objsubid, a.pid, a.application_name, a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted ORDER BY l.objid"
       ),
       messages: yield* query(
         "SELECT id, shard_id, entity_type, entity_id, kind, tag, processed, request_id::text, reply_id::text, last_reply_id::text, last_read FROM cluster_messages ORDER BY id"
