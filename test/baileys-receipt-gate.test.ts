@@ -8,7 +8,8 @@ import { gateReceipts, type GatedClient, HOLD_LIMIT_MS } from "../src/runtime/en
  * Baileys and the peer, with kills, is in inbound-kill.test.ts): frames go at once while no
  * message is owed; after a message arrives they wait, in order, until the session acknowledged
  * what was made of it; an upsert made into nothing settles at once; a message Baileys never
- * upserts holds the socket back no longer than HOLD_LIMIT_MS.
+ * upserts holds the socket back no longer than HOLD_LIMIT_MS; a query Baileys awaits the answer
+ * to is never held.
  */
 const recordingClient = () => {
   const written: Array<string> = []
@@ -18,8 +19,13 @@ const recordingClient = () => {
       callback?.()
     } }
   })
+  /** As Baileys' `query`: listen for the answer's tag, then write the query. */
+  const query = (id: string) => {
+    client.on(`TAG:${id}`, () => {})
+    client.socket.send(`query ${id}`, () => {})
+  }
   const arrive = (id: string) => client.emit("CB:message", { tag: "message", attrs: { id, from: "15550001111@s.whatsapp.net" } })
-  return { client: client as unknown as GatedClient, written, arrive }
+  return { client: client as unknown as GatedClient, written, arrive, query }
 }
 
 const received = (id: string) =>
@@ -50,6 +56,23 @@ describe("the receipt gate (Baileys)", () => {
     expect(written).toEqual(["before", "receipt M1", "ping"])
     client.socket!.send("after", () => {})
     expect(written).toEqual(["before", "receipt M1", "ping", "after"])
+  })
+
+  it("a query goes at once, with what was held before it: its answer may be what the message waits for", () => {
+    const { arrive, client, query, written } = recordingClient()
+    const gate = gateReceipts(client, () => {})
+    arrive("M1")
+    client.socket!.send("receipt M1", () => {})
+    expect(written).toEqual([])
+    query("Q1")
+    expect(written).toEqual(["receipt M1", "query Q1"])
+    // Frames after it are held again while M1 is owed; an answer awaited before them is no query.
+    client.socket!.send("ping", () => {})
+    expect(written).toEqual(["receipt M1", "query Q1"])
+    const event = received("M1")
+    gate.handedOver(["M1"], [event])
+    gate.acknowledged([event])
+    expect(written).toEqual(["receipt M1", "query Q1", "ping"])
   })
 
   it("a frame waits only for the messages that arrived before it", () => {

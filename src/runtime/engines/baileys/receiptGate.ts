@@ -16,6 +16,14 @@ import { isIgnoredJid } from "./jids.js"
  * an upsert the engine makes no events of, or `HOLD_LIMIT_MS` gone by, so that a message
  * Baileys drops without an upsert never stalls the socket). Frames written while nothing is
  * owed go at once. Baileys is told a held frame was written, so nothing in it waits.
+ *
+ * One exception: a query Baileys waits the answer to. Baileys may need that answer before it
+ * emits the message at all (rc14 emits an upsert only after processing it, e.g. an app-state key
+ * share from the account's phone resyncs app state first), and a held query is never answered:
+ * the socket would stall until `HOLD_LIMIT_MS`. So a query goes at once, with what was held
+ * before it (its receipts included: for those messages the window is open again, for the few
+ * milliseconds until they are stored). A query is a frame written right after Baileys began
+ * waiting for an answer (`waitForMessage` listens for `TAG:<id>` on its client, then sends).
  */
 
 /** How long a message that never reached the session may hold the socket's frames back. */
@@ -31,7 +39,12 @@ export interface GatedClient {
   readonly socket: RawSocket | null
   prependListener(event: string, listener: (node: BinaryNode) => void): unknown
   off(event: string, listener: (node: BinaryNode) => void): unknown
+  eventNames(): Array<string | symbol>
 }
+
+/** The answers Baileys is waiting for: one `TAG:<id>` listener per query in flight. */
+const awaitedAnswers = (client: GatedClient) =>
+  new Set(client.eventNames().filter((name): name is string => typeof name === "string" && name.startsWith("TAG:")))
 
 export interface ReceiptGate {
   /**
@@ -94,8 +107,22 @@ export const gateReceipts = (client: GatedClient, onWriteError: (error: Error) =
     flush()
   }
 
+  /** The answers awaited when the last frame was written: one awaited since then marks a query. */
+  let awaited = awaitedAnswers(client)
+  const isQuery = () => {
+    const now = awaitedAnswers(client)
+    const fresh = [...now].some((tag) => !awaited.has(tag))
+    awaited = now
+    return fresh
+  }
+
   socket.send = (data, callback) => {
+    const query = isQuery()
     if (held.length === 0 && oldestOwed() >= arrivals) return write(data, callback)
+    if (query) {
+      if (!closed) for (const { data: before } of held.splice(0)) write(before, written)
+      return write(data, callback)
+    }
     held.push({ data, after: arrivals })
     callback?.()
   }
