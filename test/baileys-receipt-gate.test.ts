@@ -45,17 +45,17 @@ describe("the receipt gate (Baileys)", () => {
     client.socket!.send("before", () => sent.push("before"))
     arrive("M1")
     client.socket!.send("receipt M1", () => sent.push("receipt M1"))
-    client.socket!.send("ping", () => sent.push("ping"))
+    client.socket!.send("presence", () => sent.push("presence"))
     expect(written).toEqual(["before"])
     // Baileys is not kept waiting for a held frame.
-    expect(sent).toEqual(["before", "receipt M1", "ping"])
+    expect(sent).toEqual(["before", "receipt M1", "presence"])
     const event = received("M1")
     gate.handedOver(["M1"], [event])
     expect(written).toEqual(["before"])
     gate.acknowledged([event])
-    expect(written).toEqual(["before", "receipt M1", "ping"])
+    expect(written).toEqual(["before", "receipt M1", "presence"])
     client.socket!.send("after", () => {})
-    expect(written).toEqual(["before", "receipt M1", "ping", "after"])
+    expect(written).toEqual(["before", "receipt M1", "presence", "after"])
   })
 
   it("a query goes at once, with what was held before it: its answer may be what the message waits for", () => {
@@ -67,12 +67,12 @@ describe("the receipt gate (Baileys)", () => {
     query("Q1")
     expect(written).toEqual(["receipt M1", "query Q1"])
     // Frames after it are held again while M1 is owed; an answer awaited before them is no query.
-    client.socket!.send("ping", () => {})
+    client.socket!.send("presence", () => {})
     expect(written).toEqual(["receipt M1", "query Q1"])
     const event = received("M1")
     gate.handedOver(["M1"], [event])
     gate.acknowledged([event])
-    expect(written).toEqual(["receipt M1", "query Q1", "ping"])
+    expect(written).toEqual(["receipt M1", "query Q1", "presence"])
   })
 
   it("a frame waits only for the messages that arrived before it", () => {

@@ -135,8 +135,18 @@ const watchOthers = (sql: SqlClient.SqlClient, self: string) =>
         }
       }
     })
+    // A check that keeps failing (e.g. no right to read pg_locks) turns fast failover off: said
+    // once as a warning when it starts failing, not every second.
+    let failing = false
     yield* check.pipe(
-      Effect.catchAllCause((cause) => Effect.logDebug("runner liveness check failed", cause)),
+      Effect.tap(() => Effect.sync(() => void (failing = false))),
+      Effect.catchAllCause((cause) => {
+        const first = !failing
+        failing = true
+        return first
+          ? Effect.logWarning("runner liveness check failed: a dead runner is found by the health check or the 35 s lock expiry until it works again", cause)
+          : Effect.logDebug("runner liveness check failed", cause)
+      }),
       Effect.repeat(Schedule.spaced(CHECK_EVERY))
     )
   })
