@@ -9,7 +9,7 @@ import { gateReceipts, type GatedClient, HOLD_LIMIT_MS } from "../src/runtime/en
  * message is owed; after a message arrives they wait, in order, until the session acknowledged
  * what was made of it; an upsert made into nothing settles at once; a message Baileys never
  * upserts holds the socket back no longer than HOLD_LIMIT_MS; a query Baileys awaits the answer
- * to is never held.
+ * to is held only once the messages before it reached the session.
  */
 const recordingClient = () => {
   const written: Array<string> = []
@@ -73,6 +73,19 @@ describe("the receipt gate (Baileys)", () => {
     gate.handedOver(["M1"], [event])
     gate.acknowledged([event])
     expect(written).toEqual(["receipt M1", "query Q1", "presence"])
+  })
+
+  it("a query after the message reached the session waits with the rest: the keep-alive ping does not open the window", () => {
+    const { arrive, client, query, written } = recordingClient()
+    const gate = gateReceipts(client, () => {})
+    arrive("M1")
+    client.socket!.send("receipt M1", () => {})
+    const event = received("M1")
+    gate.handedOver(["M1"], [event])
+    query("PING")
+    expect(written).toEqual([])
+    gate.acknowledged([event])
+    expect(written).toEqual(["receipt M1", "query PING"])
   })
 
   it("a frame waits only for the messages that arrived before it", () => {

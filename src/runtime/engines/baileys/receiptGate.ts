@@ -17,13 +17,16 @@ import { isIgnoredJid } from "./jids.js"
  * Baileys drops without an upsert never stalls the socket). Frames written while nothing is
  * owed go at once. Baileys is told a held frame was written, so nothing in it waits.
  *
- * One exception: a query Baileys waits the answer to. Baileys may need that answer before it
- * emits the message at all (rc14 emits an upsert only after processing it, e.g. an app-state key
- * share from the account's phone resyncs app state first), and a held query is never answered:
- * the socket would stall until `HOLD_LIMIT_MS`. So a query goes at once, with what was held
- * before it (its receipts included: for those messages the window is open again, for the few
- * milliseconds until they are stored). A query is a frame written right after Baileys began
- * waiting for an answer (`waitForMessage` listens for `TAG:<id>` on its client, then sends).
+ * One exception: a query Baileys waits the answer to while a message has not reached the
+ * session yet. Baileys may need that answer before it emits the message at all (rc14 emits an
+ * upsert only after processing it, e.g. an app-state key share from the account's phone
+ * resyncs app state first), and a held query is never answered: the socket would stall until
+ * `HOLD_LIMIT_MS`. So such a query goes at once, with what was held before it (its receipts
+ * included: for those messages the window is open again until they are stored). Once every
+ * owed message has reached the session, nothing Baileys does waits for a query's answer, and
+ * a query (the keep-alive ping, say) waits with the rest. A query is a frame written right
+ * after Baileys began waiting for an answer (`waitForMessage` listens for `TAG:<id>` on its
+ * client, then sends).
  */
 
 /** How long a message that never reached the session may hold the socket's frames back. */
@@ -68,7 +71,7 @@ export const gateReceipts = (client: GatedClient, onWriteError: (error: Error) =
   if (socket === null) throw new Error("baileys: the socket is not open yet")
   const write = socket.send.bind(socket)
   /** Messages arrived and not yet stored, by arrival number (a Map keeps insertion order). */
-  const owed = new Map<number, { readonly id: string; readonly timer: ReturnType<typeof setTimeout> }>()
+  const owed = new Map<number, { readonly id: string; readonly timer: ReturnType<typeof setTimeout>; reachedSession: boolean }>()
   let arrivals = 0
   /** Frames held back, in order; each may go once every message that arrived before it is settled. */
   const held: Array<{ readonly data: unknown; readonly after: number }> = []
@@ -119,7 +122,7 @@ export const gateReceipts = (client: GatedClient, onWriteError: (error: Error) =
   socket.send = (data, callback) => {
     const query = isQuery()
     if (held.length === 0 && oldestOwed() >= arrivals) return write(data, callback)
-    if (query) {
+    if (query && [...owed.values()].some((message) => !message.reachedSession)) {
       if (!closed) for (const { data: before } of held.splice(0)) write(before, written)
       return write(data, callback)
     }
@@ -133,7 +136,7 @@ export const gateReceipts = (client: GatedClient, onWriteError: (error: Error) =
     // Baileys acks and drops these itself, without an upsert (`processNode`).
     if (id === undefined || (from !== undefined && isIgnoredJid(from))) return
     const seq = arrivals++
-    owed.set(seq, { id, timer: setTimeout(() => settle(seq), HOLD_LIMIT_MS).unref() })
+    owed.set(seq, { id, timer: setTimeout(() => settle(seq), HOLD_LIMIT_MS).unref(), reachedSession: false })
   }
   client.prependListener("CB:message", onMessage)
 
@@ -141,6 +144,8 @@ export const gateReceipts = (client: GatedClient, onWriteError: (error: Error) =
     handedOver: (messageIds, events) => {
       if (messageIds.length === 0) return
       if (events.length === 0) return settleMessages(messageIds)
+      const reached = new Set(messageIds)
+      for (const message of owed.values()) if (reached.has(message.id)) message.reachedSession = true
       const upsert: Upsert = { messageIds, remaining: events.length }
       for (const event of events) upserts.set(event, upsert)
     },
