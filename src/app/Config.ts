@@ -1,9 +1,8 @@
 import { Config, ConfigProvider, Duration, Effect, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
 import { cidrProblem, splitList } from "../domain/cidr.js"
-import type { Settings } from "../domain/Settings.js"
+import { DEFAULT_KEEP_ALIVE_INTERVAL_MS, type Settings } from "../domain/Settings.js"
 // Types only from Baileys: reading the default loads no part of it.
-import { DEFAULT_KEEP_ALIVE_INTERVAL_MS } from "../runtime/engines/baileys/deadSocket.js"
 
 
 const millis = (name: string, fallback: number) =>

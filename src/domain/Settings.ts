@@ -126,3 +126,10 @@ export interface ReconnectSettings {
 export class AppSettings extends Context.Tag("switchboard/Settings")<AppSettings, Settings>() {
   static readonly layer = (settings: Settings) => Layer.succeed(AppSettings, settings)
 }
+
+/**
+ * How often a Baileys socket pings WhatsApp (`WA_KEEPALIVE_INTERVAL_MS`). Two of them without a
+ * word from the server make a dead socket: 40 s, which leaves room for the reconnect within 60 s.
+ * Here rather than beside the engine, so reading the settings loads no engine code.
+ */
+export const DEFAULT_KEEP_ALIVE_INTERVAL_MS = 20_000

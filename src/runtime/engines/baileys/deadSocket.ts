@@ -11,12 +11,6 @@ import type { WASocket } from "@whiskeysockets/baileys"
  */
 
 /**
- * How often the socket pings WhatsApp (`WA_KEEPALIVE_INTERVAL_MS`). Two of them without a word
- * from the server make a dead socket: 40 s, which leaves room for the reconnect within 60 s.
- */
-export const DEFAULT_KEEP_ALIVE_INTERVAL_MS = 20_000
-
-/**
  * What a cut socket is closed with: Baileys' own "connection lost" (408), which the actor
  * retries. Counted as a network failure, so a session showing a QR does not take it for the
  * QR running out (Baileys' other 408).
