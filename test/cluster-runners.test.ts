@@ -90,7 +90,7 @@ describe.skipIf(unavailable("postgres", "cluster runners") ?? unavailable("redis
     // create; a client tries again, and so does the test (the sandbox makes a second group).
     const create = () => asked.call("POST", groups(owner!), { body: { subject: "across runners", participants: [memberPhone] } })
     let created = await create()
-    for (let retry = 0; retry < 3 && created.status === 503; retry++) {
+    for (let retry = 0; retry < 8 && created.status === 503; retry++) {
       await new Promise((resolve) => setTimeout(resolve, 1_000))
       created = await create()
     }

@@ -5,8 +5,12 @@ import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Redacted } from "effect"
 import { runMigrations } from "./Migrations.js"
 
-/** Connections the gateway keeps to Postgres at most (a transaction holds one while it runs). */
-const MAX_CONNECTIONS = 10
+/**
+ * Connections the gateway keeps to Postgres at most (a transaction holds one while it runs). In a
+ * cluster one of them is held for good by the runner's liveness lock (`RunnerLiveness`), so the
+ * pool has one more than the ten the Store's work was sized for.
+ */
+const MAX_CONNECTIONS = 11
 
 /** The advisory lock that migrations hold on Postgres (any constant of ours: "Swbd"). */
 const MIGRATION_LOCK = 0x53776264
