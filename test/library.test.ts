@@ -1,4 +1,4 @@
-import { HttpServer } from "@effect/platform"
+import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, type Scope, Stream } from "effect"
@@ -20,6 +20,7 @@ import {
   type Settings,
   storeOfDatabase,
   Switchboard,
+  SwitchboardHttpApp,
   type SwitchboardServices
 } from "../src/index.js"
 import { SandboxNetwork } from "../src/entry/sandbox.js"
@@ -222,6 +223,63 @@ describe("Switchboard's REST API served on the embedder's own HTTP server", () =
 
           // The middleware around the routes is there too: every answer carries its request id.
           expect(created.headers.get("x-request-id")).toBeTruthy()
+        })
+      }).pipe(Effect.provide(layer), Logger.withMinimumLogLevel(LogLevel.Warning)))
+    }))
+})
+
+describe("Switchboard's REST API mounted in the embedder's own router", () => {
+  it.live("serves the embedder's routes and the API side by side, the API with all of its behaviour", () =>
+    Effect.gen(function*() {
+      // The embedder's own server and router: a route of its own, and the API under /api.
+      const served = Layer.unwrapEffect(Effect.map(SwitchboardHttpApp, (api) =>
+        HttpServer.serve(
+          HttpRouter.empty.pipe(
+            HttpRouter.get("/hello", HttpServerResponse.text("hello from the embedder")),
+            HttpRouter.mountApp("/api", api, { includePrefix: true })
+          )
+        )))
+      const layer = served.pipe(
+        Layer.provideMerge(Switchboard.appLayer({
+          dataDir: tempDir(),
+          engine: "sandbox",
+          settings: { ...quick, apiKey: Option.some(Redacted.make(TEST_KEY)), bodyMaxBytes: 4096 }
+        })),
+        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+      )
+      yield* Effect.scoped(Effect.gen(function*() {
+        const address = (yield* HttpServer.HttpServer).address as HttpServer.TcpAddress
+        const base = `http://127.0.0.1:${address.port}`
+        const call = makeCall(base)
+        return yield* Effect.promise(async () => {
+          const own = await fetch(`${base}/hello`)
+          expect(own.status).toBe(200)
+          expect(await own.text()).toBe("hello from the embedder")
+
+          const created = await call("POST", "/api/sessions", { body: { name: "in-my-router", autoStart: true } })
+          expect(created.status).toBe(201)
+          expect(created.headers.get("x-request-id")).toBeTruthy()
+          const listed = await call("GET", "/api/sessions")
+          expect(listed.body.data.map((session: { name: string }) => session.name)).toEqual(["in-my-router"])
+
+          // A key is still required, and refused in the API's shape.
+          const anonymous = await fetch(`${base}/api/sessions`)
+          expect(anonymous.status).toBe(401)
+          expect(await anonymous.json()).toMatchObject({ statusCode: 401, code: "UNAUTHORIZED" })
+
+          const wrongType = await call("POST", "/api/sessions", { body: { name: { secret: "do not echo" } } })
+          expect(wrongType.status).toBe(400)
+          expect(wrongType.body).toMatchObject({ statusCode: 400, code: "VALIDATION_FAILED" })
+          expect(JSON.stringify(wrongType.body)).not.toContain("do not echo")
+
+          const tooLarge = await call("POST", "/api/sessions", { body: { name: "x".repeat(8192) } })
+          expect(tooLarge.status).toBe(413)
+
+          // An unknown path under /api is the API's 404, answered inside it, with its request id.
+          const unknown = await call("GET", "/api/no-such-thing")
+          expect(unknown.status).toBe(404)
+          expect(unknown.body).toMatchObject({ statusCode: 404 })
+          expect(unknown.headers.get("x-request-id")).toBeTruthy()
         })
       }).pipe(Effect.provide(layer), Logger.withMinimumLogLevel(LogLevel.Warning)))
     }))

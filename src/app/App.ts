@@ -4,7 +4,7 @@ import { NodeContext } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer, Option } from "effect"
 import { DashboardServerLive } from "../http/Dashboard.js"
-import { HttpServerLive, serveApi } from "../http/Server.js"
+import { apiAppLayer, HttpServerLive, serveApi } from "../http/Server.js"
 import { Engine } from "../runtime/Engine.js"
 import { SandboxCallSimulator, SandboxEngineLive } from "../runtime/engines/sandbox/SandboxEngine.js"
 import { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
@@ -191,6 +191,16 @@ export const SwitchboardApiOnServer = <EngineOut, E, R, StoreError = never, Cach
   engine: Layer.Layer<Engine | EngineOut, E, R>,
   options: CoreOptions<StoreError, CacheError, MediaError> = {}
 ) => servedWith(settings, engine, options, serveApi(settings))
+
+/**
+ * The core plus the REST API as an `HttpApp` (`SwitchboardHttpApp`), for the embedder to mount
+ * in a router or server of its own, beside its own routes; the same behaviour as `serveApi`.
+ */
+export const SwitchboardApiApp = <EngineOut, E, R, StoreError = never, CacheError = never, MediaError = never>(
+  settings: Settings,
+  engine: Layer.Layer<Engine | EngineOut, E, R>,
+  options: CoreOptions<StoreError, CacheError, MediaError> = {}
+) => servedWith(settings, engine, options, apiAppLayer(settings))
 
 /** The core, with its admin key bootstrapped, under `http`; draining and restoring ordered around it. */
 const servedWith = <EngineOut, E, R, StoreError, CacheError, MediaError, HttpOut, HttpError, HttpIn>(

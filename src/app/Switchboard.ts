@@ -26,7 +26,8 @@ import type { SessionSettingsStore } from "../services/SessionSettings.js"
 import type { Sessions } from "../services/Sessions.js"
 import type { StatusUpdates } from "../services/StatusUpdates.js"
 import type { Webhooks } from "../services/Webhooks.js"
-import { type CoreOptions, sandboxEngineLayer, SwitchboardApiOnServer, SwitchboardCore, SwitchboardServer } from "./App.js"
+import type { SwitchboardHttpApp } from "../http/Server.js"
+import { type CoreOptions, sandboxEngineLayer, SwitchboardApiApp, SwitchboardApiOnServer, SwitchboardCore, SwitchboardServer } from "./App.js"
 import { defaultSettings } from "./Config.js"
 
 /**
@@ -104,7 +105,9 @@ const narrowedTo = <A>() => <E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, 
  * - `Switchboard.serverLayer(options)`: the same plus the REST API on `settings.port` and the
  *   dashboard on `settings.dashboardPort` (0: off), as `npm start` runs them;
  * - `Switchboard.apiLayer(options)`: the same plus the REST API served on the `HttpServer` you
- *   provide, with all of its behaviour (error shapes, body caps, draining…).
+ *   provide, with all of its behaviour (error shapes, body caps, draining…);
+ * - `Switchboard.appLayer(options)`: the same API as an `HttpApp` (`SwitchboardHttpApp`), to
+ *   mount in a router of your own beside your own routes.
  *
  * `store`, `cache` and `media` layers win over the settings. Closing the scope drains first.
  * With `engine: "sandbox"` each also offers the `SandboxNetwork`.
@@ -129,4 +132,13 @@ export const Switchboard = {
   ) =>
     Layer.unwrapEffect(Effect.map(settingsOf(options), (settings) =>
       narrowedTo<SwitchboardServices | EngineExtras<Choice>>()(SwitchboardApiOnServer(settings, engineOf(options.engine, settings), options))))
+,
+
+  appLayer: <Choice extends EngineChoice<unknown, unknown>, StoreError = never, CacheError = never, MediaError = never>(
+    options: SwitchboardOptions<Choice, StoreError, CacheError, MediaError>
+  ) =>
+    Layer.unwrapEffect(Effect.map(settingsOf(options), (settings) =>
+      narrowedTo<SwitchboardServices | EngineExtras<Choice> | SwitchboardHttpApp>()(
+        SwitchboardApiApp(settings, engineOf(options.engine, settings), options)
+      )))
 }

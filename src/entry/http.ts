@@ -7,5 +7,5 @@ export * from "../http/Api.js"
 export { wireError } from "../http/wireError.js"
 // Not `ApiLive`: the routes without their middleware (error shapes, body caps, drain) would
 // answer a bad body with `{"issues": …}`, quoting the input. `serveApi` is the API whole.
-export { HttpServerLive, serveApi } from "../http/Server.js"
-export { SwitchboardApiOnServer, SwitchboardServer } from "../app/App.js"
+export { apiAppLayer, HttpServerLive, serveApi, SwitchboardHttpApp } from "../http/Server.js"
+export { SwitchboardApiApp, SwitchboardApiOnServer, SwitchboardServer } from "../app/App.js"

@@ -1,14 +1,13 @@
 import {
-  type HttpApi,
   type HttpApp,
   HttpApiBuilder,
   HttpMiddleware,
   HttpRouter,
   HttpServer,
-  type HttpServerRequest
+  HttpServerRequest
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Console, Effect, Layer, type Scope } from "effect"
+import { Console, Context, Effect, Layer, type Scope } from "effect"
 import { createServer } from "node:http"
 import type { Settings } from "../domain/Settings.js"
 import { networkList } from "../domain/cidr.js"
@@ -73,21 +72,17 @@ const announceAddress = Layer.effectDiscard(
 )
 
 /**
- * `HttpApiBuilder.serve`, with `reportEndpoint(aroundRoute(handler))` around every route's
- * handler: inside the router, where the route it matched and the parameters it read are known
- * (`HttpRouter.RouteContext`), and before the endpoint's own middleware (authentication).
- * `middleware` wraps the whole API, before routing; it is given a lookup that runs the same
- * routes with `reportEndpoint` alone, for the refusals it makes itself.
+ * The API's `HttpApp`, as `HttpApiBuilder.httpApp` makes it, with `reportEndpoint(aroundRoute(handler))`
+ * around every route's handler: inside the router, where the route it matched and the
+ * parameters it read are known (`HttpRouter.RouteContext`), and before the endpoint's own
+ * middleware (authentication). `middleware` wraps the whole API, before routing; it is given a
+ * lookup that runs the same routes with `reportEndpoint` alone, for the refusals it makes itself.
  */
-const serveRoutes = <R>(options: {
+const routedApp = <R>(options: {
   readonly reportEndpoint: RouteWrapper
   readonly aroundRoute: RouteWrapper
   readonly middleware: (lookUpEndpoint: EndpointLookup) => (app: HttpApp.Default) => HttpApp.Default<never, R>
-}): Layer.Layer<
-  never,
-  never,
-  HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices | Exclude<R, Scope.Scope | HttpServerRequest.HttpServerRequest> | HttpApi.Api
-> =>
+}) =>
   Effect.gen(function*() {
     const router = yield* HttpApiBuilder.Router
     const routes = yield* router.router
@@ -95,33 +90,33 @@ const serveRoutes = <R>(options: {
     const routed = HttpApiBuilder.Router.of({ ...router, router: Effect.succeed(wrapped) })
     const app = yield* Effect.provideService(HttpApiBuilder.httpApp, HttpApiBuilder.Router, routed)
     const lookUpEndpoint = yield* endpointLookup(routes, options.reportEndpoint)
-    // as HttpApiBuilder.serve does: the server supplies the default services the app needs
-    return HttpServer.serve(app as HttpApp.Default, options.middleware(lookUpEndpoint))
-  }).pipe(Layer.unwrapEffect, Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
+    return { app: app as HttpApp.Default, middleware: options.middleware(lookUpEndpoint) }
+  })
 
 /**
- * The REST API with all of its behaviour (error shaping, body caps, request ids, the network
- * allow-list, draining, audit, metrics, the access log, CORS, OpenAPI and Swagger UI), served
- * on whatever `HttpServer` the context holds: the gateway's own (`HttpServerLive`) or an
- * embedder's. `ApiLive` alone is only the routes: served bare, a bad body would answer
- * `{"issues":[…]}` quoting the input, and nothing would cap or drain.
+ * The API with the gateway's request middleware. Outermost last: every request gets its id
+ * before anything else looks at it. What looks at the endpoint (audit, metrics, access log)
+ * reads it once the answer is made. The network allow-list and the drain refuse before routing,
+ * and look the endpoint up: inside a route, their answers would gain the CORS headers (that
+ * middleware wraps the router), and a CORS preflight, answered before any route, would get through.
  */
-export const serveApi = (options: Settings) => {
+const apiOf = (options: Settings) => {
   const track = trackRequests(networkList(options.security.trustedProxies))
   const allowed = networkList(options.security.allowedCidrs)
-  // Outermost last: every request gets its id before anything else looks at it. What looks at
-  // the endpoint (audit, metrics, access log) reads it once the answer is made. The network
-  // allow-list and the drain refuse before routing, and look the endpoint up: inside a route,
-  // their answers would gain the CORS headers (that middleware wraps the router), and a CORS
-  // preflight, answered before any route, would get through.
   const pipeline = (lookUpEndpoint: EndpointLookup) => (app: HttpApp.Default) =>
     track(recordRequestMetrics(logRequests(auditRequests(networkAllowList(allowed, lookUpEndpoint)(drainRequests(lookUpEndpoint)(app))))))
   // Inside the router: the endpoint is reported first, then the body is capped by its rules.
-  return serveRoutes({
+  return routedApp({
     reportEndpoint: reportMatchedEndpoint(endpointsOf(SwitchboardApi)),
     aroundRoute: limitBodies(options.bodyMaxBytes, options.media.maxBytes),
     middleware: pipeline
-  }).pipe(
+  })
+}
+
+/** What every way of serving the API reads: its routes and handlers, CORS, error shapes, the OpenAPI document. */
+const withApiLayers = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  layer.pipe(
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
     Layer.provide(ApiDocumentsLive),
     // The dashboard (another port) and browser apps call the API cross-origin. Keys travel in
     // headers, never cookies, so any origin may: a page cannot borrow a key it was not given.
@@ -130,13 +125,46 @@ export const serveApi = (options: Settings) => {
       maxAge: 600
     })),
     Layer.provide(ErrorResponses),
-    Layer.provide(ApiLive),
+    Layer.provide(ApiLive)
+  )
+
+/**
+ * The REST API with all of its behaviour (error shaping, body caps, request ids, the network
+ * allow-list, draining, audit, metrics, the access log, CORS, OpenAPI and Swagger UI), served
+ * on whatever `HttpServer` the context holds: the gateway's own (`HttpServerLive`) or an
+ * embedder's. `ApiLive` alone is only the routes: served bare, a bad body would answer
+ * `{"issues":[…]}` quoting the input, and nothing would cap or drain.
+ */
+export const serveApi = (options: Settings) =>
+  withApiLayers(Layer.unwrapEffect(Effect.map(apiOf(options), ({ app, middleware }) => HttpServer.serve(app, middleware)))).pipe(
     // No span per request: no tracer is exported, and the span parsed the URL, redacted and
     // copied every header, and cost ~35 Effect operations a request (issue 19). The request id,
     // the access log and the metrics are the gateway's own (RequestTracking, AccessLog).
     HttpMiddleware.withTracerDisabledWhen(() => true)
   )
-}
+
+/**
+ * The REST API as an `HttpApp`, for an embedder's own router or server beside routes of its
+ * own: `HttpRouter.mountApp("/api", app, { includePrefix: true })` (the API's paths start with
+ * `/api`). The same behaviour as `serveApi`: the API's error shapes (an unknown path under `/api`
+ * is its 404), body caps, request ids, allow-list, audit, metrics, the access log and draining.
+ */
+export class SwitchboardHttpApp extends Context.Tag("switchboard/SwitchboardHttpApp")<
+  SwitchboardHttpApp,
+  HttpApp.Default<never, HttpServerRequest.HttpServerRequest | Scope.Scope>
+>() {}
+
+/** `SwitchboardHttpApp` over the core's services (which it holds from here on). */
+export const apiAppLayer = (options: Settings) =>
+  withApiLayers(Layer.effect(
+    SwitchboardHttpApp,
+    Effect.gen(function*() {
+      const { app, middleware } = yield* apiOf(options)
+      const served = middleware(app)
+      const context = yield* Effect.context<Exclude<Effect.Effect.Context<typeof served>, HttpServerRequest.HttpServerRequest | Scope.Scope>>()
+      return SwitchboardHttpApp.of(Effect.provide(served, context))
+    })
+  ))
 
 /**
  * The REST server on `host:port`, with OpenAPI at /api/openapi.json and Swagger UI at /api/docs.
