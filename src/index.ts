@@ -9,7 +9,7 @@ export { type CoreOptions, engineFromSettings, storeFromSettings, storeOfDatabas
 export { type EngineChoice, Switchboard, type SwitchboardOptions, type SwitchboardServices } from "./app/Switchboard.js"
 export { SwitchboardHttpApp } from "./http/Server.js"
 export { defaultSettings, settingsConfig } from "./app/Config.js"
-export { AppSettings, type MediaSettings, type Settings } from "./domain/Settings.js"
+export { AppSettings, type MediaSettings, type Settings, type SettingsOverrides } from "./domain/Settings.js"
 export { MediaStore, MediaStoreError, type MediaStoreService } from "./runtime/ports/MediaStore.js"
 export { UnsupportedDatabaseUrl } from "./layers/store/SqliteStore.js"
 export { ClusterUnreachable } from "./runtime/cluster/ClusterUnreachable.js"

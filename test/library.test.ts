@@ -171,6 +171,29 @@ describe("Switchboard embedded in an Effect program, without HTTP", () => {
       expect(fs.existsSync(path.join(dataDir, "media"))).toBe(false)
     }))
 
+  it.live("a setting group's override names only the fields it changes; the group's others keep their defaults", () =>
+    Effect.gen(function*() {
+      const defaults = yield* defaultSettings({ dataDir: tempDir() })
+      const settings = yield* defaultSettings({ dataDir: tempDir(), media: { maxBytes: 2048 }, security: { allowedCidrs: ["127.0.0.1/32"] } })
+      expect(settings.media).toEqual({ ...defaults.media, maxBytes: 2048 })
+      expect(settings.security).toEqual({ ...defaults.security, allowedCidrs: ["127.0.0.1/32"] })
+      // And the layer runs on it: a picture over the 2 KB the override allows is refused, a text goes.
+      yield* within(
+        Switchboard.layer({ dataDir: tempDir(), engine: "sandbox", settings: { ...quick, media: { maxBytes: 2048 } } }),
+        Effect.gen(function*() {
+          const session = yield* readySession("small-media")
+          const messaging = yield* Messaging
+          const tooLarge = yield* Effect.flip(messaging.sendMedia(session.id, {
+            chatId: ChatId.make("15550007777"),
+            kind: "image",
+            source: { data: new Uint8Array(4096).fill(1) }
+          }))
+          expect(tooLarge._tag).toBe("PayloadTooLarge")
+          yield* messaging.sendText(session.id, { chatId: ChatId.make("15550007777"), text: "still fine" })
+        })
+      )
+    }))
+
   it.live("a Cache given as a layer is the one the gateway uses, over the settings' own", () =>
     Effect.gen(function*() {
       // The memory cache, but unreachable: health says so only if it is the one in use.

@@ -1,7 +1,7 @@
 import { Config, ConfigProvider, Duration, Effect, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
 import { cidrProblem, splitList } from "../domain/cidr.js"
-import { DEFAULT_KEEP_ALIVE_INTERVAL_MS, type Settings } from "../domain/Settings.js"
+import { DEFAULT_KEEP_ALIVE_INTERVAL_MS, type Settings, settingGroups, type SettingsOverrides } from "../domain/Settings.js"
 // Types only from Baileys: reading the default loads no part of it.
 
 
@@ -158,13 +158,26 @@ export const settingsConfig: Config.Config<Settings> = Config.all({
  * `DATA_DIR` would be, so what follows from it (the SQLite file, unless `databaseUrl` is given;
  * the media directory) lives there and not in `./data`.
  */
-export const defaultSettings = (overrides: Partial<Settings> = {}): Effect.Effect<Settings> => {
-  // An override left undefined (`databaseUrl: process.env.DATABASE_URL`, unset, in an app
-  // without exactOptionalPropertyTypes) keeps the default instead of erasing it.
-  const given = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined)) as Partial<Settings>
+export const defaultSettings = (overrides: SettingsOverrides = {}): Effect.Effect<Settings> => {
+  const given = definedOnly(overrides)
   return settingsConfig.pipe(
     Effect.withConfigProvider(ConfigProvider.fromMap(new Map(given.dataDir === undefined ? [] : [["DATA_DIR", given.dataDir]]))),
     Effect.orDie,
-    Effect.map((defaults) => ({ ...defaults, ...given }))
+    Effect.map((defaults) => {
+      const merged: Record<string, unknown> = { ...defaults, ...given }
+      // A group's override names only the fields it changes; the others keep their defaults.
+      for (const group of settingGroups) {
+        const fields = given[group]
+        if (fields !== undefined) merged[group] = { ...defaults[group], ...definedOnly(fields) }
+      }
+      return merged as unknown as Settings
+    })
   )
 }
+
+/**
+ * An override left undefined (`databaseUrl: process.env.DATABASE_URL`, unset, in an app without
+ * exactOptionalPropertyTypes) keeps the default instead of erasing it.
+ */
+const definedOnly = <A extends object>(overrides: A): A =>
+  Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined)) as A

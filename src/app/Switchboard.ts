@@ -1,7 +1,7 @@
 import type { HttpServer } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import type { Settings } from "../domain/Settings.js"
+import type { Settings, SettingsOverrides } from "../domain/Settings.js"
 import type { Engine } from "../runtime/Engine.js"
 import type { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import type { Events } from "../runtime/Events.js"
@@ -75,11 +75,11 @@ export interface SwitchboardOptions<Choice extends EngineChoice<unknown, unknown
   /** Where the gateway keeps its files: the SQLite database (unless `settings.databaseUrl`) and media (unless `settings.media.url` or `media`). */
   readonly dataDir?: string | undefined
   readonly engine: Choice
-  /** Any other setting, over the defaults (the environment is not read: `settingsConfig` does that). */
-  readonly settings?: Partial<Settings> | undefined
+  /** Any other setting, over the defaults (the environment is not read: `settingsConfig` does that); a group (`media`, `security`…) names only the fields it changes. */
+  readonly settings?: SettingsOverrides | undefined
 }
 
-const settingsOf = (options: { readonly dataDir?: string | undefined; readonly settings?: Partial<Settings> | undefined }) =>
+const settingsOf = (options: { readonly dataDir?: string | undefined; readonly settings?: SettingsOverrides | undefined }) =>
   defaultSettings({ ...options.settings, ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }) })
 
 /**

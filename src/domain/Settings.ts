@@ -122,6 +122,18 @@ export interface ReconnectSettings {
   readonly healthyAfter: Duration.Duration
 }
 
+/** The settings made of several fields (`media`, `security`…). */
+export const settingGroups = ["reconnect", "pacing", "media", "webhooks", "security", "cluster"] as const
+export type SettingGroup = typeof settingGroups[number]
+
+/**
+ * Settings to put over the defaults, as an embedder writes them: a group names only the fields
+ * it changes (`{ media: { maxBytes: 1_000_000 } }`), the rest of the group keeps its defaults.
+ */
+export type SettingsOverrides = {
+  readonly [K in keyof Settings]?: K extends SettingGroup ? Partial<Settings[K]> : Settings[K]
+}
+
 /** The settings the gateway runs with, read once at start (see the composition root's `Config`). */
 export class AppSettings extends Context.Tag("switchboard/Settings")<AppSettings, Settings>() {
   static readonly layer = (settings: Settings) => Layer.succeed(AppSettings, settings)
