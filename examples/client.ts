@@ -12,9 +12,9 @@ const program = Effect.gen(function*() {
   const switchboard = yield* SwitchboardClient
   const created = yield* switchboard.sessions.create({ payload: { name: "support-line" } })
   console.log(`created session ${created.name} (${created.id}), ${created.status}`)
-  // With `page`/`limit` (query strings, so text) a list answers its items and their pagination;
-  // without them, a plain array.
-  const listed = yield* switchboard.sessions.list({ urlParams: { page: "1", limit: "20" } })
+  // With `page`/`limit` (numbers; sent as the query string's text) a list answers its items and
+  // their pagination; without them, a plain array.
+  const listed = yield* switchboard.sessions.list({ urlParams: { page: 1, limit: 20 } })
   const all = "items" in listed.data ? listed.data.items : listed.data
   console.log(`sessions: ${all.map((session) => session.name).join(", ")}`)
   // A refusal is the contract's typed error: here a NotFound, caught by its tag.

@@ -2,7 +2,8 @@ import { Either, Option } from "effect"
 
 /**
  * The list-pagination convention of the seed (rules 1–11), in one place. Every list endpoint
- * parses its query with `parsePageQuery`, hands the result to its repository (which selects
+ * reads its query's integers with `pageQueryInteger` (the API's `page`/`limit` schemas), turns
+ * them into a page with `pageRequestOf`, hands the result to its repository (which selects
  * root ids first and counts separately, rules 8–11), and shapes the answer with `toListBody`.
  */
 export const DEFAULT_LIMIT = 20
@@ -28,7 +29,11 @@ export type PageQueryValue = string | number | null | undefined
 const isAbsent = (value: PageQueryValue) =>
   value === undefined || value === null || (typeof value === "string" && ["", "null", "undefined"].includes(value.trim()))
 
-const toInteger = (name: string, value: PageQueryValue): Either.Either<number | undefined, string> => {
+/**
+ * One of `page` and `limit` as sent: `undefined` when absent (rule 2), else the integer it must be,
+ * or the convention's message naming the parameter (the API answers it as 400 VALIDATION_FAILED).
+ */
+export const pageQueryInteger = (name: string, value: PageQueryValue): Either.Either<number | undefined, string> => {
   if (isAbsent(value)) return Either.right(undefined)
   const text = String(value).trim()
   return /^[+-]?\d+$/.test(text) && Number.isSafeInteger(Number(text))
@@ -36,21 +41,30 @@ const toInteger = (name: string, value: PageQueryValue): Either.Either<number | 
     : Either.left(`${name} must be an integer, got "${text}"`)
 }
 
+/** `page` and `limit` once read as integers (`pageQueryInteger`); either may be absent. */
+export interface PageNumbers {
+  readonly page?: number | undefined
+  readonly limit?: number | undefined
+}
+
+/** `None` when pagination is off (rule 1), otherwise the page to fetch (rules 3–7). */
+export const pageRequestOf = ({ limit, page }: PageNumbers): Option.Option<PageRequest> =>
+  page === undefined && limit === undefined
+    ? Option.none()
+    : Option.some({ page: Math.max(1, page ?? 1), limit: Math.min(MAX_LIMIT, Math.max(1, limit ?? DEFAULT_LIMIT)) })
+
 /**
- * `None` when pagination is off (rule 1), otherwise the page to fetch (rules 3–8).
- * Fails with a message for non-numeric values (the API answers 400 VALIDATION_FAILED).
+ * `page` and `limit` as they come (text or numbers): `None` when pagination is off, otherwise
+ * the page to fetch. Fails with the convention's message for a value that is not an integer.
  */
 export const parsePageQuery = (query: {
   readonly page?: PageQueryValue
   readonly limit?: PageQueryValue
 }): Either.Either<Option.Option<PageRequest>, string> =>
   Either.gen(function*() {
-    const page = yield* toInteger("page", query.page)
-    const limit = yield* toInteger("limit", query.limit)
-    if (page === undefined && limit === undefined) return Option.none()
-    const effectivePage = Math.max(1, page ?? 1)
-    const effectiveLimit = Math.min(MAX_LIMIT, Math.max(1, limit ?? DEFAULT_LIMIT))
-    return Option.some({ page: effectivePage, limit: effectiveLimit })
+    const page = yield* pageQueryInteger("page", query.page)
+    const limit = yield* pageQueryInteger("limit", query.limit)
+    return pageRequestOf({ page, limit })
   })
 
 export interface PaginationMeta {

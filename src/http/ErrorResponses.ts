@@ -18,10 +18,13 @@ interface Refusal {
  */
 const withoutInput = (message: string) => message.replace(/,?\s*actual\s[\s\S]*$/, "")
 
+/** A message that already names its field (`page must be an integer, …`) is not prefixed with it again. */
+const naming = (path: string, message: string) => path === "" || message.startsWith(`${path} `) ? message : `${path}: ${message}`
+
 /** Schema issues as a 400's message and details (each issue's path and what was wrong with it). */
 export const describeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>) => {
   const details = issues.map((issue) => ({ path: issue.path.join("."), message: withoutInput(issue.message) }))
-  const message = details.map(({ message, path }) => (path === "" ? message : `${path}: ${message}`)).join("; ")
+  const message = details.map(({ message, path }) => naming(path, message)).join("; ")
   return { message, details }
 }
 

@@ -56,7 +56,8 @@ export class AuditGroup extends HttpApiGroup.make("audit")
         ...PageParams,
         keyId: Schema.optional(Schema.String),
         sessionId: Schema.optional(Schema.String),
-        action: Schema.optional(Schema.String).annotations({ description: "e.g. sessions.start, apiKeys.create" }),
+        // on the value, not the field: with page/limit (read from text) the document describes the wire side
+        action: Schema.optional(Schema.String.annotations({ description: "e.g. sessions.start, apiKeys.create" })),
         outcome: Schema.optional(AuditOutcome),
         since: Schema.optional(Schema.DateTimeUtc),
         until: Schema.optional(Schema.DateTimeUtc)

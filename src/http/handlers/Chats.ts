@@ -1,18 +1,16 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { toListBody } from "../../domain/Pagination.js"
 import { Chats } from "../../services/Chats.js"
 import { SwitchboardApi } from "../Api.js"
 import { answeringStoreOutage } from "../ErrorResponses.js"
-import { pageRequest } from "../Pagination.js"
+import { listed } from "../Pagination.js"
 
 export const ChatsHandlers = HttpApiBuilder.group(SwitchboardApi, "chats", (handlers) =>
   Effect.gen(function*() {
     const chats = yield* Chats
     return handlers
       .handle("list", answeringStoreOutage(({ path, urlParams: { limit, page: pageNumber, ...filter } }) =>
-        Effect.flatMap(pageRequest({ limit, page: pageNumber }), (page) =>
-          Effect.map(chats.list(path.sessionId, filter, page), (found) => toListBody(page, found)))))
+        listed({ limit, page: pageNumber }, (page) => chats.list(path.sessionId, filter, page))))
       .handle("get", answeringStoreOutage(({ path }) => chats.get(path.sessionId, path.chatId)))
       .handle("archive", answeringStoreOutage(({ path, payload }) => chats.archive(path.sessionId, path.chatId, payload.archived)))
       .handle("pin", answeringStoreOutage(({ path, payload }) => chats.pin(path.sessionId, path.chatId, payload.pinned)))
@@ -20,7 +18,6 @@ export const ChatsHandlers = HttpApiBuilder.group(SwitchboardApi, "chats", (hand
       .handle("markUnread", answeringStoreOutage(({ path }) => chats.markUnread(path.sessionId, path.chatId)))
       .handle("remove", answeringStoreOutage(({ path }) => chats.remove(path.sessionId, path.chatId)))
       .handle("messages", answeringStoreOutage(({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) =>
-          Effect.map(chats.messages(path.sessionId, path.chatId, page), (found) => toListBody(page, found)))))
+        listed(urlParams, (page) => chats.messages(path.sessionId, path.chatId, page))))
       .handle("history", answeringStoreOutage(({ path, payload }) => chats.requestHistory(path.sessionId, path.chatId, payload.count)))
   }))

@@ -8,9 +8,9 @@ import { Channels } from "../../services/Channels.js"
 import { Contacts } from "../../services/Contacts.js"
 import { Groups } from "../../services/Groups.js"
 import { Labels } from "../../services/Labels.js"
-import { offsetOf, pageOfList, toListBody } from "../../domain/Pagination.js"
+import { offsetOf, pageOfList, pageRequestOf, toListBody } from "../../domain/Pagination.js"
 import { SwitchboardApi } from "../Api.js"
-import { pageRequest } from "../Pagination.js"
+import { listed } from "../Pagination.js"
 
 /** Channel posts fetched when no page is asked for. */
 const DEFAULT_POSTS = 50
@@ -21,7 +21,7 @@ export const GroupsHandlers = HttpApiBuilder.group(SwitchboardApi, "groups", (ha
     const { media } = yield* AppSettings
     return handlers
       .handle("list", answeringStoreOutage(({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(groups.list(path.sessionId, page), (found) => toListBody(page, found)))))
+        listed(urlParams, (page) => groups.list(path.sessionId, page))))
       .handle("create", answeringStoreOutage(({ path, payload }) => groups.create(path.sessionId, payload.subject, payload.participants)))
       .handle("join", answeringStoreOutage(({ path, payload }) => groups.join(path.sessionId, payload.code)))
       .handle("get", answeringStoreOutage(({ path }) => groups.get(path.sessionId, path.groupId)))
@@ -43,8 +43,7 @@ export const GroupsHandlers = HttpApiBuilder.group(SwitchboardApi, "groups", (ha
         )))
       .handle("removePicture", answeringStoreOutage(({ path }) => groups.removePicture(path.sessionId, path.groupId)))
       .handle("joinRequests", answeringStoreOutage(({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) =>
-          Effect.map(groups.joinRequests(path.sessionId, path.groupId), (requests) => toListBody(page, pageOfList(page, requests))))))
+        listed(urlParams, (page) => Effect.map(groups.joinRequests(path.sessionId, path.groupId), (requests) => pageOfList(page, requests)))))
       .handle("approveRequests", answeringStoreOutage(({ path, payload }) => groups.answerJoinRequests(path.sessionId, path.groupId, "approve", payload.participants)))
       .handle("rejectRequests", answeringStoreOutage(({ path, payload }) => groups.answerJoinRequests(path.sessionId, path.groupId, "reject", payload.participants)))
   }))
@@ -54,14 +53,14 @@ export const ChannelsHandlers = HttpApiBuilder.group(SwitchboardApi, "channels",
     const channels = yield* Channels
     return handlers
       .handle("list", answeringStoreOutage(({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(channels.list(path.sessionId, page), (found) => toListBody(page, found)))))
+        listed(urlParams, (page) => channels.list(path.sessionId, page))))
       .handle("create", answeringStoreOutage(({ path, payload }) => channels.create(path.sessionId, payload.name, payload.description ?? null)))
       .handle("subscribe", answeringStoreOutage(({ path, payload }) => channels.subscribe(path.sessionId, payload)))
       .handle("get", answeringStoreOutage(({ path }) => channels.get(path.sessionId, path.channelId)))
       .handle("remove", answeringStoreOutage(({ path }) => channels.remove(path.sessionId, path.channelId)))
       .handle("messages", answeringStoreOutage(({ path, urlParams }) =>
         Effect.gen(function*() {
-          const page = yield* pageRequest(urlParams)
+          const page = pageRequestOf(urlParams)
           // The network serves the newest posts only: ask for as many as the page reaches.
           const wanted = Option.match(page, { onNone: () => DEFAULT_POSTS, onSome: (request) => offsetOf(request) + request.limit })
           const posts = yield* channels.messages(path.sessionId, path.channelId, wanted)
@@ -74,7 +73,7 @@ export const LabelsHandlers = HttpApiBuilder.group(SwitchboardApi, "labels", (ha
     const labels = yield* Labels
     return handlers
       .handle("list", answeringStoreOutage(({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(labels.list(path.sessionId, page), (found) => toListBody(page, found)))))
+        listed(urlParams, (page) => labels.list(path.sessionId, page))))
       .handle("create", answeringStoreOutage(({ path, payload }) => labels.create(path.sessionId, payload.name, payload.color ?? null)))
       .handle("ofChat", answeringStoreOutage(({ path }) => labels.ofChat(path.sessionId, path.chatId)))
       .handle("addToChat", answeringStoreOutage(({ path, payload }) => labels.addToChat(path.sessionId, path.chatId, payload.labelId)))
@@ -88,9 +87,9 @@ export const ContactsHandlers = HttpApiBuilder.group(SwitchboardApi, "contacts",
     return handlers
       .handle("check", answeringStoreOutage(({ path }) => contacts.check(path.sessionId, path.number.replace(/^\+/, ""))))
       .handle("list", answeringStoreOutage(({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(contacts.list(path.sessionId, page), (found) => toListBody(page, found)))))
+        listed(urlParams, (page) => contacts.list(path.sessionId, page))))
       .handle("blocklist", answeringStoreOutage(({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(people.blocklist(path.sessionId, page), (found) => toListBody(page, found)))))
+        listed(urlParams, (page) => people.blocklist(path.sessionId, page))))
       .handle("byLid", answeringStoreOutage(({ path }) => people.lookupIds(path.sessionId, path.lid.endsWith("@lid") ? path.lid : `${path.lid}@lid`)))
       .handle("lidOf", answeringStoreOutage(({ path }) => people.lookupIds(path.sessionId, path.chatId)))
       .handle("details", answeringStoreOutage(({ path }) => people.details(path.sessionId, path.chatId)))

@@ -4,10 +4,9 @@ import { DateTime, Effect, Stream } from "effect"
 import { AppSettings } from "../../domain/Settings.js"
 import type { MediaKind } from "../../domain/Message.js"
 import { Messaging } from "../../services/Messaging.js"
-import { toListBody } from "../../domain/Pagination.js"
+import { pageRequestOf, toListBody } from "../../domain/Pagination.js"
 import { SwitchboardApi } from "../Api.js"
 import { readMediaRequest } from "../mediaRequest.js"
-import { pageRequest } from "../Pagination.js"
 
 /** `inline` with the name, ASCII-safe and UTF-8 both (RFC 6266). */
 const contentDisposition = (filename: string) =>
@@ -52,7 +51,7 @@ export const MessagesHandlers = HttpApiBuilder.group(SwitchboardApi, "messages",
       .handle("markRead", answeringStoreOutage(({ path, payload }) => messaging.markRead(path.sessionId, payload)))
       .handle("list", answeringStoreOutage(({ path, urlParams }) =>
         Effect.gen(function*() {
-          const page = yield* pageRequest(urlParams)
+          const page = pageRequestOf(urlParams)
           const { chatId, direction, status, since, until } = urlParams
           const filter = {
             chatId,

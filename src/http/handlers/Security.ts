@@ -3,15 +3,15 @@ import { HttpApiBuilder } from "@effect/platform"
 import { DateTime, Effect } from "effect"
 import { ApiKeys } from "../../services/ApiKeys.js"
 import { Audit } from "../../services/Audit.js"
-import { toListBody } from "../../domain/Pagination.js"
+import { pageRequestOf, toListBody } from "../../domain/Pagination.js"
 import { SwitchboardApi } from "../Api.js"
-import { pageRequest } from "../Pagination.js"
+import { listed } from "../Pagination.js"
 
 export const ApiKeysHandlers = HttpApiBuilder.group(SwitchboardApi, "apiKeys", (handlers) =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys
     return handlers
-      .handle("list", answeringStoreOutage(({ urlParams }) => Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(keys.list(page), (found) => toListBody(page, found)))))
+      .handle("list", answeringStoreOutage(({ urlParams }) => listed(urlParams, (page) => keys.list(page))))
       .handle("create", answeringStoreOutage(({ payload }) => keys.create(payload)))
       .handle("get", answeringStoreOutage(({ path }) => keys.get(path.keyId)))
       .handle("update", answeringStoreOutage(({ path, payload }) => keys.update(path.keyId, payload)))
@@ -24,7 +24,7 @@ export const AuditHandlers = HttpApiBuilder.group(SwitchboardApi, "audit", (hand
     const audit = yield* Audit
     return handlers.handle("list", answeringStoreOutage(({ urlParams }) =>
       Effect.gen(function*() {
-        const page = yield* pageRequest(urlParams)
+        const page = pageRequestOf(urlParams)
         const { keyId, sessionId, action, outcome, since, until } = urlParams
         const found = yield* audit.list({
           keyId,

@@ -2,14 +2,13 @@ import { type QrCode, Session } from "../../domain/Session.js"
 import { answeringStoreOutage } from "../ErrorResponses.js"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { toListBody } from "../../domain/Pagination.js"
+import { pageRequestOf, toListBody } from "../../domain/Pagination.js"
 import { CurrentPrincipal } from "../../domain/Principal.js"
 import { OutboundBacklog } from "../../services/outboundBacklog.js"
 import { Sessions } from "../../services/Sessions.js"
 import { Engine } from "../../runtime/Engine.js"
 import { forbidden } from "../AccessPolicy.js"
 import { SwitchboardApi } from "../Api.js"
-import { pageRequest } from "../Pagination.js"
 
 export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions", (handlers) =>
   Effect.gen(function*() {
@@ -28,7 +27,7 @@ export const SessionsHandlers = HttpApiBuilder.group(SwitchboardApi, "sessions",
         })))
       .handle("list", answeringStoreOutage(({ urlParams }) =>
         Effect.gen(function*() {
-          const page = yield* pageRequest(urlParams)
+          const page = pageRequestOf(urlParams)
           const { allowedSessions } = yield* CurrentPrincipal
           const only = allowedSessions === null ? {} : { only: allowedSessions }
           return toListBody(page, yield* sessions.list({ status: urlParams.status, ...only }, page))

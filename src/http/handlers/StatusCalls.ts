@@ -1,7 +1,6 @@
 import { answeringStoreOutage } from "../ErrorResponses.js"
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { toListBody } from "../../domain/Pagination.js"
 import { AppSettings } from "../../domain/Settings.js"
 import { Calls } from "../../services/Calls.js"
 import { SessionSettingsStore } from "../../services/SessionSettings.js"
@@ -9,7 +8,7 @@ import { StatusUpdates } from "../../services/StatusUpdates.js"
 import { SandboxCalls } from "../../services/SandboxCalls.js"
 import { SwitchboardApi } from "../Api.js"
 import { readMediaStatusRequest } from "../mediaRequest.js"
-import { pageRequest } from "../Pagination.js"
+import { listed } from "../Pagination.js"
 
 export const SettingsHandlers = HttpApiBuilder.group(SwitchboardApi, "settings", (handlers) =>
   Effect.gen(function*() {
@@ -34,7 +33,7 @@ export const StatusHandlers = HttpApiBuilder.group(SwitchboardApi, "status", (ha
       .handleRaw("postImage", answeringStoreOutage(postMedia("image")))
       .handleRaw("postVideo", answeringStoreOutage(postMedia("video")))
       .handle("list", answeringStoreOutage(({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(status.list(path.sessionId, page), (found) => toListBody(page, found)))))
+        listed(urlParams, (page) => status.list(path.sessionId, page))))
       .handle("remove", answeringStoreOutage(({ path }) => status.remove(path.sessionId, path.messageId)))
   }))
 
@@ -43,7 +42,7 @@ export const CallsHandlers = HttpApiBuilder.group(SwitchboardApi, "calls", (hand
     const calls = yield* Calls
     return handlers
       .handle("list", answeringStoreOutage(({ path, urlParams }) =>
-        Effect.flatMap(pageRequest(urlParams), (page) => Effect.map(calls.list(path.sessionId, page), (found) => toListBody(page, found)))))
+        listed(urlParams, (page) => calls.list(path.sessionId, page))))
       .handle("reject", answeringStoreOutage(({ path }) => calls.reject(path.sessionId, path.callId)))
   }))
 

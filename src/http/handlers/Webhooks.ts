@@ -3,23 +3,17 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Schema, Stream } from "effect"
 import { type DomainEvent, EventKind } from "../../domain/Events.js"
 import { LiveEvents } from "../../services/LiveEvents.js"
-import { type Page, type PageRequest, toListBody } from "../../domain/Pagination.js"
 import { ValidationFailed } from "../../domain/Errors.js"
 import { CurrentPrincipal } from "../../domain/Principal.js"
 import type { Webhook } from "../../domain/Webhook.js"
 import { Webhooks } from "../../services/Webhooks.js"
 import { requireEverySession, requireSession } from "../AccessPolicy.js"
 import { SwitchboardApi } from "../Api.js"
-import { pageRequest } from "../Pagination.js"
+import { listed } from "../Pagination.js"
 
 export const WebhooksHandlers = HttpApiBuilder.group(SwitchboardApi, "webhooks", (handlers) =>
   Effect.gen(function*() {
     const webhooks = yield* Webhooks
-    /** A list in the pagination convention: the page asked for, or everything. */
-    const listed = <A, E>(
-      query: { readonly page?: string | undefined; readonly limit?: string | undefined },
-      list: (page: Option.Option<PageRequest>) => Effect.Effect<Page<A>, E>
-    ) => Effect.flatMap(pageRequest(query), (page) => Effect.map(list(page), (found) => toListBody(page, found)))
     /** A key limited to some sessions reaches their webhooks only; global webhooks hear every session. */
     const mayUse = <E>(webhook: Effect.Effect<Webhook, E>) =>
       Effect.gen(function*() {
