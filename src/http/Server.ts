@@ -90,6 +90,8 @@ const routedApp = <R>(options: {
     const routed = HttpApiBuilder.Router.of({ ...router, router: Effect.succeed(wrapped) })
     const app = yield* Effect.provideService(HttpApiBuilder.httpApp, HttpApiBuilder.Router, routed)
     const lookUpEndpoint = yield* endpointLookup(routes, options.reportEndpoint)
+    // As HttpApiBuilder.serve does: the server it runs on (ours or the embedder's) supplies the
+    // default services the app needs.
     return { app: app as HttpApp.Default, middleware: options.middleware(lookUpEndpoint) }
   })
 
