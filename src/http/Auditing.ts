@@ -1,11 +1,8 @@
-import { HttpServerRequest, type HttpApp, type HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, FiberRef, Option } from "effect"
-import { Audit } from "../services/Audit.js"
+import type { HttpServerResponse } from "@effect/platform"
+import { Option } from "effect"
 import { type AuditRecord } from "../domain/Audit.js"
-import type { Principal } from "../domain/Principal.js"
 import { uuidv7 } from "../domain/uuidv7.js"
-import { matchedEndpoint, type MatchedEndpoint } from "./Endpoints.js"
-import { authenticatedCaller, CurrentRequest, type TrackedRequest } from "./RequestTracking.js"
+import type { AnsweredRequest } from "./RequestTracking.js"
 
 const reads = new Set(["GET", "HEAD", "OPTIONS"])
 
@@ -23,18 +20,16 @@ const errorCodeOf = (response: HttpServerResponse.HttpServerResponse): string | 
   }
 }
 
-interface Answered {
-  readonly method: string
-  readonly tracked: TrackedRequest
-  readonly matched: Option.Option<MatchedEndpoint>
-  readonly caller: Option.Option<Principal>
-}
+/**
+ * Whether the audit log keeps a request: every call that changes something (whatever its
+ * outcome) and every request refused for who or where the caller is (401, 403).
+ */
+export const isAudited = (method: string, status: number) => !reads.has(method) || status === 401 || status === 403
 
-/** `now`: when the answer went out, in epoch millis. */
-const recordOf = (
-  { caller, matched, method, tracked }: Answered,
-  response: HttpServerResponse.HttpServerResponse,
-  now: number
+/** The audit record of an answered request (see `requestEdge`, which writes it). */
+export const auditRecordOf = (
+  { caller, matched, method, now, tracked }: AnsweredRequest,
+  response: HttpServerResponse.HttpServerResponse
 ): AuditRecord => ({
   id: uuidv7(now),
   at: new Date(now).toISOString(),
@@ -53,24 +48,3 @@ const recordOf = (
   status: response.status,
   code: errorCodeOf(response)
 })
-
-/**
- * The audit log's intake: every call that changes something (whatever its outcome) and every
- * request refused for who or where the caller is (401, 403). Written before the answer goes
- * out, so what a client was told happened is on record.
- */
-export const auditRequests = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | CurrentRequest | Audit> =>
-  Effect.gen(function*() {
-    const response = yield* app
-    const { method } = yield* HttpServerRequest.HttpServerRequest
-    if (!reads.has(method) || response.status === 401 || response.status === 403) {
-      const answered: Answered = {
-        method,
-        tracked: yield* CurrentRequest,
-        matched: yield* FiberRef.get(matchedEndpoint),
-        caller: yield* FiberRef.get(authenticatedCaller)
-      }
-      yield* (yield* Audit).record(recordOf(answered, response, yield* Clock.currentTimeMillis))
-    }
-    return response
-  })

@@ -1,17 +1,31 @@
-import { Headers, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Context, Effect, FiberRef, Option } from "effect"
+import { Headers, type HttpServerRequest } from "@effect/platform"
+import { Context, FiberRef, Option } from "effect"
 import { isIP } from "node:net"
 import type { Principal } from "../domain/Principal.js"
+import type { MatchedEndpoint } from "./Endpoints.js"
 import { uuidv7 } from "../domain/uuidv7.js"
 import { type NetworkList, normalizeAddress } from "../domain/cidr.js"
 
-/** What is known of a request before it is routed; set once by `trackRequests`, never changed. */
+/** What is known of a request before it is routed; set once by `requestEdge`, never changed. */
 export interface TrackedRequest {
   readonly requestId: string
   /** The caller's address: the socket peer, or `X-Forwarded-For` when that peer is a trusted proxy. */
   readonly clientIp: string
   readonly pathname: string
   readonly startedAt: number
+}
+
+/** A request once answered: what the access log, the metrics and the audit log record of it. */
+export interface AnsweredRequest {
+  readonly method: string
+  readonly tracked: TrackedRequest
+  readonly status: number
+  /** The endpoint the router matched (or the lookup of a refusal found); none for a path no route takes. */
+  readonly matched: Option.Option<MatchedEndpoint>
+  /** Whose key the request carried, once authentication read it. */
+  readonly caller: Option.Option<Principal>
+  /** When the answer was ready, in epoch millis. */
+  readonly now: number
 }
 
 export class CurrentRequest extends Context.Tag("switchboard/CurrentRequest")<CurrentRequest, TrackedRequest>() {}
@@ -45,32 +59,14 @@ const requestIdOf = (request: HttpServerRequest.HttpServerRequest) =>
     uuidv7
   )
 
-/**
- * The outermost layer of the API: gives the request its id and its `CurrentRequest`, tags
- * every log line written while answering it with the id, and returns the id (`X-Request-Id`)
- * with the answer.
- */
-export const trackRequests = (trustedProxies: NetworkList) =>
-<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, Exclude<R, CurrentRequest>> =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const tracked: TrackedRequest = {
-      requestId: requestIdOf(request),
-      clientIp: clientAddress(
-        Option.getOrElse(request.remoteAddress, () => "unknown"),
-        Option.getOrUndefined(Headers.get(request.headers, "x-forwarded-for")),
-        trustedProxies
-      ),
-      pathname: new URL(request.url, "http://gateway").pathname,
-      startedAt: yield* Clock.currentTimeMillis
-    }
-    const withId = (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.setHeader(response, "x-request-id", tracked.requestId)
-    // The server writes the router's answer before `app` returns, so the id goes on in a
-    // pre-response handler; an answer made by a wrapper inside comes back here unwritten.
-    const response = yield* app.pipe(
-      HttpApp.withPreResponseHandler((_request, response) => Effect.succeed(withId(response))),
-      Effect.provideService(CurrentRequest, tracked),
-      Effect.annotateLogs({ requestId: tracked.requestId })
-    )
-    return withId(response)
-  })
+/** What is known of a request before it is routed (see `requestEdge`), `now` its arrival. */
+export const trackedRequestOf = (request: HttpServerRequest.HttpServerRequest, trustedProxies: NetworkList, now: number): TrackedRequest => ({
+  requestId: requestIdOf(request),
+  clientIp: clientAddress(
+    Option.getOrElse(request.remoteAddress, () => "unknown"),
+    Option.getOrUndefined(Headers.get(request.headers, "x-forwarded-for")),
+    trustedProxies
+  ),
+  pathname: new URL(request.url, "http://gateway").pathname,
+  startedAt: now
+})

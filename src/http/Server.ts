@@ -14,16 +14,14 @@ import { networkList } from "../domain/cidr.js"
 import { VERSION } from "../domain/Health.js"
 import { SwitchboardApi } from "./Api.js"
 import { ApiDocumentsLive } from "./ApiDocuments.js"
-import { logRequests } from "./AccessLog.js"
 import { AuthenticationLive } from "./AuthenticationLive.js"
 import { limitBodies } from "./BodyLimit.js"
-import { drainRequests } from "./Draining.js"
+import { requestEdge, type RequestEdgeOptions } from "./RequestEdge.js"
+import { Lifecycle } from "../services/Lifecycle.js"
+import { Metrics } from "../runtime/Metrics.js"
+import { Audit } from "../services/Audit.js"
 import { ErrorResponses } from "./ErrorResponses.js"
-import { auditRequests } from "./Auditing.js"
 import { type EndpointLookup, endpointLookup, endpointsOf, reportMatchedEndpoint, type RouteWrapper } from "./Endpoints.js"
-import { networkAllowList } from "./NetworkAllowList.js"
-import { trackRequests } from "./RequestTracking.js"
-import { recordRequestMetrics } from "./RequestMetrics.js"
 import { ChannelsHandlers, ContactsHandlers, GroupsHandlers, LabelsHandlers } from "./handlers/Directory.js"
 import { ChatsHandlers } from "./handlers/Chats.js"
 import { HealthHandlers } from "./handlers/Health.js"
@@ -95,25 +93,23 @@ const routedApp = <R>(options: {
     return { app: app as HttpApp.Default, middleware: options.middleware(lookUpEndpoint) }
   })
 
-/**
- * The API with the gateway's request middleware. Outermost last: every request gets its id
- * before anything else looks at it. What looks at the endpoint (audit, metrics, access log)
- * reads it once the answer is made. The network allow-list and the drain refuse before routing,
- * and look the endpoint up: inside a route, their answers would gain the CORS headers (that
- * middleware wraps the router), and a CORS preflight, answered before any route, would get through.
- */
-const apiOf = (options: Settings) => {
-  const track = trackRequests(networkList(options.security.trustedProxies))
-  const allowed = networkList(options.security.allowedCidrs)
-  const pipeline = (lookUpEndpoint: EndpointLookup) => (app: HttpApp.Default) =>
-    track(recordRequestMetrics(logRequests(auditRequests(networkAllowList(allowed, lookUpEndpoint)(drainRequests(lookUpEndpoint)(app))))))
-  // Inside the router: the endpoint is reported first, then the body is capped by its rules.
-  return routedApp({
-    reportEndpoint: reportMatchedEndpoint(endpointsOf(SwitchboardApi)),
-    aroundRoute: limitBodies(options.bodyMaxBytes, options.media.maxBytes),
-    middleware: pipeline
+/** The API with the gateway's request middleware (`requestEdge`) around its router. */
+const apiOf = (options: Settings) =>
+  Effect.gen(function*() {
+    const edge: RequestEdgeOptions = {
+      trustedProxies: networkList(options.security.trustedProxies),
+      allowed: networkList(options.security.allowedCidrs),
+      lifecycle: yield* Lifecycle,
+      metrics: yield* Metrics,
+      audit: yield* Audit
+    }
+    // Inside the router: the endpoint is reported first, then the body is capped by its rules.
+    return yield* routedApp({
+      reportEndpoint: reportMatchedEndpoint(endpointsOf(SwitchboardApi)),
+      aroundRoute: limitBodies(options.bodyMaxBytes, options.media.maxBytes),
+      middleware: (lookUpEndpoint) => requestEdge(edge, lookUpEndpoint)
+    })
   })
-}
 
 /** What every way of serving the API reads: its routes and handlers, CORS, error shapes, the OpenAPI document. */
 const withApiLayers = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
