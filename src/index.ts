@@ -7,7 +7,7 @@
  */
 export { type CoreOptions, engineFromSettings, storeFromSettings, storeOfDatabase, type StoreServices, SwitchboardCore } from "./app/App.js"
 export { type EngineChoice, Switchboard, type SwitchboardOptions, type SwitchboardServices } from "./app/Switchboard.js"
-export { SwitchboardHttpApp } from "./http/Server.js"
+export { serveWithSwitchboardApi, SwitchboardHttpApp } from "./http/Server.js"
 export { defaultSettings, settingsConfig } from "./app/Config.js"
 export { AppSettings, type MediaSettings, type Settings, type SettingsOverrides } from "./domain/Settings.js"
 export { MediaStore, MediaStoreError, type MediaStoreService } from "./runtime/ports/MediaStore.js"

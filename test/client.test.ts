@@ -49,7 +49,7 @@ describe("the typed client, against a real gateway over loopback", () => {
         expect("items" in second.data && second.data.items.map((session) => session.name)).toEqual(
           ["paged-05", "paged-06", "paged-07", "paged-08", "paged-09"]
         )
-        // the convention still applies to numbers: page raised to 1, limit capped at 100, an undefined one not sent
+        // the convention still applies to numbers: page raised to 1, limit capped at 100, an undefined limit the default
         const clamped = yield* client.sessions.list({ urlParams: { page: 0, limit: 1000 } })
         expect("items" in clamped.data && clamped.data.pagination).toEqual({ page: 1, limit: 100, total: 12, total_pages: 1 })
         const onlyPage = yield* client.sessions.list({ urlParams: { page: 1, limit: undefined } })

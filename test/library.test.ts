@@ -1,7 +1,7 @@
 import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, type Scope, Stream } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Redacted, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import { createServer } from "node:http"
 import * as path from "node:path"
@@ -20,7 +20,7 @@ import {
   type Settings,
   storeOfDatabase,
   Switchboard,
-  SwitchboardHttpApp,
+  serveWithSwitchboardApi,
   type SwitchboardServices
 } from "../src/index.js"
 import { SandboxNetwork } from "../src/entry/sandbox.js"
@@ -255,13 +255,12 @@ describe("Switchboard's REST API mounted in the embedder's own router", () => {
   it.live("serves the embedder's routes and the API side by side, the API with all of its behaviour", () =>
     Effect.gen(function*() {
       // The embedder's own server and router: a route of its own, and the API under /api.
-      const served = Layer.unwrapEffect(Effect.map(SwitchboardHttpApp, (api) =>
-        HttpServer.serve(
-          HttpRouter.empty.pipe(
-            HttpRouter.get("/hello", HttpServerResponse.text("hello from the embedder")),
-            HttpRouter.mountApp("/api", api, { includePrefix: true })
-          )
-        )))
+      const served = serveWithSwitchboardApi((api) =>
+        HttpRouter.empty.pipe(
+          HttpRouter.get("/hello", HttpServerResponse.text("hello from the embedder")),
+          HttpRouter.mountApp("/api", api, { includePrefix: true })
+        )
+      )
       const layer = served.pipe(
         Layer.provideMerge(Switchboard.appLayer({
           dataDir: tempDir(),
@@ -306,4 +305,36 @@ describe("Switchboard's REST API mounted in the embedder's own router", () => {
         })
       }).pipe(Effect.provide(layer), Logger.withMinimumLogLevel(LogLevel.Warning)))
     }))
+
+  it.live("drains before the embedder's server stops: a request during the drain is answered 503, not left hanging", () =>
+    Effect.gen(function*() {
+      const layer = serveWithSwitchboardApi((api) => HttpRouter.empty.pipe(HttpRouter.mountApp("/api", api, { includePrefix: true }))).pipe(
+        Layer.provideMerge(Switchboard.appLayer({
+          dataDir: tempDir(),
+          engine: "sandbox",
+          // sends held back by the pacing (one each 500 ms): the drain waits for them
+          settings: { ...quick, pacing: { sendsPerMinute: 120 }, apiKey: Option.some(Redacted.make(TEST_KEY)) }
+        })),
+        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+      )
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(layer, scope)
+      const address = Context.get(context, HttpServer.HttpServer).address as HttpServer.TcpAddress
+      const base = `http://127.0.0.1:${address.port}`
+      yield* Effect.gen(function*() {
+        const session = yield* readySession("draining")
+        const messaging = yield* Messaging
+        for (let i = 0; i < 4; i++) yield* messaging.sendText(session.id, { chatId: ChatId.make("15550007777"), text: `held ${i}` })
+      }).pipe(Effect.provide(context))
+
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* Effect.sleep("300 millis")
+      const during = yield* Effect.promise(() =>
+        fetch(`${base}/api/sessions`, { headers: { "x-api-key": TEST_KEY }, signal: AbortSignal.timeout(5000) })
+          .then(async (response) => ({ status: response.status, body: await response.json() }))
+          .catch((error: unknown) => ({ status: 0, body: String(error) })))
+      expect(during.status, JSON.stringify(during.body)).toBe(503)
+      expect(during.body).toMatchObject({ statusCode: 503, code: "SERVICE_UNAVAILABLE" })
+      yield* Fiber.join(closing)
+    }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))
 })

@@ -7,5 +7,5 @@ export * from "../http/Api.js"
 export { wireError } from "../http/wireError.js"
 // Not `ApiLive`: the routes without their middleware (error shapes, body caps, drain) would
 // answer a bad body with `{"issues": …}`, quoting the input. `serveApi` is the API whole.
-export { apiAppLayer, HttpServerLive, serveApi, SwitchboardHttpApp } from "../http/Server.js"
+export { apiAppLayer, HttpServerLive, serveApi, serveWithSwitchboardApi, SwitchboardHttpApp } from "../http/Server.js"
 export { SwitchboardApiApp, SwitchboardApiOnServer, SwitchboardServer } from "../app/App.js"

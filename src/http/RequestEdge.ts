@@ -1,5 +1,5 @@
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Exit, FiberRef } from "effect"
+import { Effect, Exit, FiberRef } from "effect"
 import type { NetworkList } from "../domain/cidr.js"
 import type { MetricsService } from "../runtime/Metrics.js"
 import type { AuditService } from "../services/Audit.js"
@@ -22,8 +22,13 @@ export interface RequestEdgeOptions {
   readonly audit: AuditService
 }
 
-const withRequestId = (response: HttpServerResponse.HttpServerResponse, tracked: TrackedRequest) =>
-  HttpServerResponse.setHeader(response, "x-request-id", tracked.requestId)
+/** An answer as it goes out: with the request's id, and closing its connection while the gateway drains. */
+const finished = (response: HttpServerResponse.HttpServerResponse, tracked: TrackedRequest, draining: boolean) =>
+  HttpServerResponse.setHeader(
+    draining ? HttpServerResponse.setHeader(response, "connection", "close") : response,
+    "x-request-id",
+    tracked.requestId
+  )
 
 /**
  * The API's edge, in one pass around the router (it was six middlewares, each wrapping the next:
@@ -42,8 +47,9 @@ const withRequestId = (response: HttpServerResponse.HttpServerResponse, tracked:
  * was for. Made inside a route, they would gain the CORS headers (that middleware wraps the
  * router), and a CORS preflight, answered before any route, would get through. When the gateway
  * serves the API itself, the server writes the router's answer before the router returns, so
- * what the answer needs (the id, `connection: close`) goes on in a pre-response handler; an
- * answer made here comes back unwritten and gets it on the way out.
+ * what the answer needs (the id, `connection: close`) goes on in a pre-response handler, and the
+ * records of 4 are made once the client has its answer. An answer made here, or the API mounted
+ * in an embedder's router (whose server writes only once the API returns), gets it on the way out.
  */
 export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: EndpointLookup) => {
   const { allowed, audit, lifecycle, metrics, trustedProxies } = options
@@ -51,7 +57,7 @@ export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: Endpoin
   const answering = <E, R>(app: HttpApp.Default<E, R>, tracked: TrackedRequest, detach: Effect.Effect<void>) =>
     HttpApp.withPreResponseHandler(app, (_request, response) =>
       Effect.flatMap(lifecycle.draining, (draining) => {
-        const answer = withRequestId(draining ? HttpServerResponse.setHeader(response, "connection", "close") : response, tracked)
+        const answer = finished(response, tracked, draining)
         return isEventStream(response) ? Effect.as(detach, answer) : Effect.succeed(answer)
       }))
 
@@ -67,7 +73,7 @@ export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: Endpoin
 
   const record = (method: string, tracked: TrackedRequest, startedNanos: bigint) =>
   <E>(exit: Exit.Exit<HttpServerResponse.HttpServerResponse, E>) =>
-    Effect.flatMap(Clock.currentTimeNanos, (endedNanos) =>
+    Effect.clockWith((clock) =>
       Effect.withFiberRuntime<void>((fiber) => {
         const answeredWith = (status: number): AnsweredRequest => ({
           method,
@@ -76,9 +82,10 @@ export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: Endpoin
           // what the router matched and whom authentication let in are known only now
           matched: fiber.getFiberRef(matchedEndpoint),
           caller: fiber.getFiberRef(authenticatedCaller),
-          now: Number(endedNanos / 1_000_000n)
+          now: clock.unsafeCurrentTimeMillis()
         })
-        const seconds = Number(endedNanos - startedNanos) / 1e9
+        // the wall clock for when (the audit record, the log), the monotonic one for how long
+        const seconds = Number(clock.unsafeCurrentTimeNanos() - startedNanos) / 1e9
         return Exit.isSuccess(exit)
           ? recorded(answeredWith(exit.value.status), seconds, exit.value)
           : Effect.flatMap(HttpServerError.causeResponse(exit.cause), ([response]) => recorded(answeredWith(response.status), seconds))
@@ -86,8 +93,9 @@ export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: Endpoin
 
   return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, Exclude<R, CurrentRequest> | HttpServerRequest.HttpServerRequest> =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Effect.flatMap(Clock.currentTimeNanos, (startedNanos) => {
-        const tracked = trackedRequestOf(request, trustedProxies, Number(startedNanos / 1_000_000n))
+      Effect.clockWith((clock) => {
+        const startedNanos = clock.unsafeCurrentTimeNanos()
+        const tracked = trackedRequestOf(request, trustedProxies, clock.unsafeCurrentTimeMillis())
         const refusal = addressRefusal(allowed, tracked.clientIp)
         const answer = refusal !== undefined
           ? Effect.as(lookUpEndpoint, refusal)
@@ -96,7 +104,7 @@ export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: Endpoin
           : lifecycle.serve((detach) => answering(app, tracked, detach), Effect.as(lookUpEndpoint, shuttingDown))
         return answer.pipe(
           Effect.onExit(record(request.method, tracked, startedNanos)),
-          Effect.map((response) => withRequestId(response, tracked)),
+          Effect.flatMap((response) => Effect.map(lifecycle.draining, (draining) => finished(response, tracked, draining))),
           Effect.provideService(CurrentRequest, tracked),
           Effect.annotateLogs({ requestId: tracked.requestId })
         )

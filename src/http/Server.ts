@@ -137,7 +137,7 @@ export const serveApi = (options: Settings) =>
   withApiLayers(Layer.unwrapEffect(Effect.map(apiOf(options), ({ app, middleware }) => HttpServer.serve(app, middleware)))).pipe(
     // No span per request: no tracer is exported, and the span parsed the URL, redacted and
     // copied every header, and cost ~35 Effect operations a request (issue 19). The request id,
-    // the access log and the metrics are the gateway's own (RequestTracking, AccessLog).
+    // the access log and the metrics are the gateway's own (RequestEdge).
     HttpMiddleware.withTracerDisabledWhen(() => true)
   )
 
@@ -152,17 +152,35 @@ export class SwitchboardHttpApp extends Context.Tag("switchboard/SwitchboardHttp
   HttpApp.Default<never, HttpServerRequest.HttpServerRequest | Scope.Scope>
 >() {}
 
-/** `SwitchboardHttpApp` over the core's services (which it holds from here on). */
+/**
+ * `SwitchboardHttpApp` over the core's services, which it holds from here on: each request runs
+ * with them under what its server gives it (its own request, scope and span win).
+ */
 export const apiAppLayer = (options: Settings) =>
   withApiLayers(Layer.effect(
     SwitchboardHttpApp,
     Effect.gen(function*() {
       const { app, middleware } = yield* apiOf(options)
       const served = middleware(app)
-      const context = yield* Effect.context<Exclude<Effect.Effect.Context<typeof served>, HttpServerRequest.HttpServerRequest | Scope.Scope>>()
-      return SwitchboardHttpApp.of(Effect.provide(served, context))
+      const built = yield* Effect.context<Exclude<Effect.Effect.Context<typeof served>, HttpServerRequest.HttpServerRequest | Scope.Scope>>()
+      return SwitchboardHttpApp.of(Effect.mapInputContext(served, (perRequest: Context.Context<HttpServerRequest.HttpServerRequest | Scope.Scope>) => Context.merge(built, perRequest)))
     })
   ))
+
+/**
+ * Serves the embedder's app, made around the API's (`SwitchboardHttpApp`), on the context's
+ * `HttpServer`, and drains Switchboard before that server stops: acquired after it, the drain
+ * runs while the server still answers (503 to new requests, health, the requests in flight
+ * finishing), as on the gateway's own server. Served with a plain `HttpServer.serve`, the
+ * server would stop first and requests during the drain would get no answer at all.
+ */
+export const serveWithSwitchboardApi = <E, R>(app: (api: SwitchboardHttpApp["Type"]) => HttpApp.Default<E, R>) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const lifecycle = yield* Lifecycle
+    yield* HttpServer.serveEffect()(app(yield* SwitchboardHttpApp))
+    // Added after the server's own finalizer, so it runs before it.
+    yield* Effect.addFinalizer(() => lifecycle.drain)
+  }))
 
 /**
  * The REST server on `host:port`, with OpenAPI at /api/openapi.json and Swagger UI at /api/docs.
