@@ -7,27 +7,11 @@ import {
   proto,
   type SignalDataSet
 } from "@whiskeysockets/baileys"
-import { Effect, Layer, Option } from "effect"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { RepositoriesLive, SqliteStoreLive } from "../src/layers/store/index.js"
-import { AuthRepo } from "../src/runtime/ports/store/AuthRepo.js"
-import { SessionRepo } from "../src/runtime/ports/store/SessionRepo.js"
-import { sessionRow } from "./support/fixtures.js"
+import { Effect, Option } from "effect"
 import type { AuthState } from "../src/runtime/Engine.js"
 import { isLinked, makeSignalKeyStore, makeStoreAuthState } from "../src/runtime/engines/baileys/authState.js"
 import { makeBaileysLogger } from "../src/runtime/engines/baileys/logger.js"
-
-const storeLayer = () =>
-  RepositoriesLive.pipe(Layer.provideMerge(SqliteStoreLive(join(mkdtempSync(join(tmpdir(), "switchboard-baileys-auth-")), "store.db"))))
-
-/** A session row for the auth rows' foreign key, and that session's real (SQLite) AuthState. */
-const realAuth = Effect.gen(function*() {
-  const row = sessionRow({ engine: "baileys" })
-  yield* (yield* SessionRepo).insert(row)
-  return (yield* AuthRepo).forSession(row.id)
-})
+import { authStoreLayer, realAuth } from "./support/authStore.js"
 
 /** An AuthState that records every call and keeps values in memory (as JSON, like the Store). */
 const spyAuth = () => {
@@ -170,7 +154,7 @@ describe("Baileys auth state", () => {
       // A later batch deletes with null.
       yield* Effect.promise(async () => store.set({ "pre-key": { "7": null } }))
       expect(yield* get("pre-key", ["7"])).toEqual({})
-    }).pipe(Effect.provide(storeLayer())))
+    }).pipe(Effect.provide(authStoreLayer())))
 
   it.effect("creds: fresh ones when none are stored; saveCreds persists the merged whole; a reload gets it back", () =>
     Effect.gen(function*() {
@@ -209,7 +193,7 @@ describe("Baileys auth state", () => {
       expect(Buffer.isBuffer(creds.signalIdentities![0]!.identifierKey)).toBe(true)
       // Baileys re-encodes `account` for every pkmsg it sends: it must produce the same bytes.
       expect(bytes(proto.ADVSignedDeviceIdentity.encode(creds.account!).finish())).toEqual(bytes(encodedAccount))
-    }).pipe(Effect.provide(storeLayer())))
+    }).pipe(Effect.provide(authStoreLayer())))
 
   it.effect("a half-done pairing (code requested, never entered) is forgotten on load, so Baileys registers afresh", () =>
     Effect.gen(function*() {
@@ -222,7 +206,7 @@ describe("Baileys auth state", () => {
       expect(state.creds.pairingCode).toBeUndefined()
       // The identity itself is kept.
       expect(bytes(state.creds.noiseKey.public)).toEqual(bytes(first.state.creds.noiseKey.public))
-    }).pipe(Effect.provide(storeLayer())))
+    }).pipe(Effect.provide(authStoreLayer())))
 
   it("a requested pairing code does not make the account linked; pair-success does", () => {
     const creds = initAuthCreds()

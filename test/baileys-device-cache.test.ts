@@ -1,30 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { Duration, Effect } from "effect"
 import { StoreUnavailable } from "../src/domain/Errors.js"
-import { RepositoriesLive, SqliteStoreLive } from "../src/layers/store/index.js"
 import type { AuthState } from "../src/runtime/Engine.js"
 import { DEVICES_KEY, DEVICES_TTL, makeDeviceCache } from "../src/runtime/engines/baileys/deviceCache.js"
-import { AuthRepo } from "../src/runtime/ports/store/AuthRepo.js"
-import { SessionRepo } from "../src/runtime/ports/store/SessionRepo.js"
-import { sessionRow } from "./support/fixtures.js"
+import { authStoreLayer, realAuth } from "./support/authStore.js"
 
 /**
  * Baileys' device lists kept in the session's auth keys (issue 21, point 3), on a real SQLite
  * Store: what one connection learnt, the next one (after a restart) still knows, until it ages.
  * The end-to-end proof, with real Baileys and the loopback peer, is baileys-rekey.test.ts.
  */
-
-const storeLayer = () =>
-  RepositoriesLive.pipe(Layer.provideMerge(SqliteStoreLive(join(mkdtempSync(join(tmpdir(), "switchboard-devices-")), "store.db"))))
-
-const realAuth = Effect.gen(function*() {
-  const row = sessionRow({ engine: "baileys" })
-  yield* (yield* SessionRepo).insert(row)
-  return (yield* AuthRepo).forSession(row.id)
-})
 
 /** Bob's devices as Baileys keeps them: his phone and a linked device. */
 const BOBS_DEVICES = [
@@ -43,7 +28,7 @@ describe("Baileys' userDevicesCache in the session's auth keys", () => {
       expect(yield* Effect.promise(async () => afterRestart.get("15551230002"))).toEqual(BOBS_DEVICES)
       // Stored beside the Signal keys, so a logout's wipe takes it too.
       expect(Object.keys(yield* auth.getKeys(DEVICES_KEY, ["15551230002"]))).toEqual(["15551230002"])
-    }).pipe(Effect.provide(storeLayer())))
+    }).pipe(Effect.provide(authStoreLayer())))
 
   it.effect("a list older than the TTL is asked for again; a device notification's delete is kept", () =>
     Effect.gen(function*() {
@@ -61,7 +46,7 @@ describe("Baileys' userDevicesCache in the session's auth keys", () => {
       yield* Effect.promise(async () => cache.set("15551230002", BOBS_DEVICES))
       yield* Effect.promise(async () => cache.del("15551230002"))
       expect(yield* Effect.promise(async () => makeDeviceCache(auth, runtime, { now: () => now }).get("15551230002"))).toBeUndefined()
-    }).pipe(Effect.provide(storeLayer())))
+    }).pipe(Effect.provide(authStoreLayer())))
 
   it.effect("a Store that cannot be reached is a miss and a skipped write, never a failed send", () =>
     Effect.gen(function*() {

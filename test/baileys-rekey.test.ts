@@ -21,6 +21,54 @@ const BOB = "15551230102"
 const CAROL = "15551230103"
 const DAN = "15551230104"
 
+/** Sends `text` to `phone` through the API; what that phone received (with the `<enc type>` it came in). */
+const sendThrough = async (
+  peer: WaPeer,
+  gateway: Pick<TestGateway, "call">,
+  sessionId: string,
+  phone: string,
+  text: string,
+  timeoutMs: number
+): Promise<ReceivedMessage> => {
+  const received = peer.waitFor<ReceivedMessage>("received", (m) => m.text === text, timeoutMs)
+  const sent = await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: `${phone}@c.us`, text } })
+  expect(sent.status).toBe(201)
+  return received
+}
+
+/**
+ * Links a new session as `me` and holds a first exchange with `contact`: the first message starts
+ * a Signal session (a prekey message); the contact answers, and the answer is stored. Until the
+ * contact answers, `me` cannot know the session arrived: libsignal keeps sending prekey messages.
+ * Returns the session's id.
+ */
+const linkAndExchange = async (
+  peer: WaPeer,
+  gateway: Pick<TestGateway, "call">,
+  { contact, contactName, me, name, timeoutMs }: {
+    readonly name: string
+    readonly me: string
+    readonly contact: string
+    readonly contactName: string
+    readonly timeoutMs: number
+  }
+): Promise<string> => {
+  const created = await gateway.call("POST", "/api/sessions", { body: { name, autoStart: true } })
+  const sessionId: string = created.body.id
+  const qr = await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}/qr`), (r) => r.status === 200, timeoutMs)
+  await peer.scan(qr.body.qr, { phone: me })
+  await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}`), (r) => r.body.status === "ready", timeoutMs)
+  const other = peer.contact(contact, { name: contactName })
+  expect((await sendThrough(peer, gateway, sessionId, contact, `hello ${contactName.toLowerCase()}`, timeoutMs)).enc).toBe("pkmsg")
+  await other.send(me, `hi ${name}`)
+  await eventually(
+    () => gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=in`),
+    (r) => r.body.data.some((m: { text: string }) => m.text === `hi ${name}`),
+    timeoutMs
+  )
+  return sessionId
+}
+
 describe("ENGINE=baileys keeps its Signal sessions over restarts (loopback WhatsApp Web peer)", () => {
   let peer: WaPeer
   let baileys: RestartableBaileysGateway
@@ -33,13 +81,7 @@ describe("ENGINE=baileys keeps its Signal sessions over restarts (loopback Whats
   const ready = () =>
     eventually(() => gateway.call("GET", `/api/sessions/${sessionId}`), (r) => r.body.status === "ready", 15_000)
 
-  /** Sends `text` to Bob through the API; what Bob's phone received (with the `<enc type>` it came in). */
-  const sendToBob = async (text: string): Promise<ReceivedMessage> => {
-    const received = peer.waitFor<ReceivedMessage>("received", (m) => m.text === text, 15_000)
-    const sent = await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: `${BOB}@c.us`, text } })
-    expect(sent.status).toBe(201)
-    return received
-  }
+  const sendToBob = (text: string) => sendThrough(peer, gateway, sessionId, BOB, text, 15_000)
   /** The key and device queries of Alice's client since `mark` (an index into `peer.keyQueries`). */
   const queriesSince = (mark: number): Array<KeyQuery> => peer.keyQueries.slice(mark).filter((q) => q.phone === ALICE)
 
@@ -54,21 +96,7 @@ describe("ENGINE=baileys keeps its Signal sessions over restarts (loopback Whats
   })
 
   it("a conversation: the first message starts a session (pkmsg), after Bob's answer they are normal messages", async () => {
-    const created = await gateway.call("POST", "/api/sessions", { body: { name: "alice", autoStart: true } })
-    sessionId = created.body.id
-    const qr = await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}/qr`), (r) => r.status === 200, 15_000)
-    await peer.scan(qr.body.qr, { phone: ALICE })
-    await ready()
-    const bob = peer.contact(BOB, { name: "Bob" })
-
-    expect((await sendToBob("hello bob")).enc).toBe("pkmsg")
-    // Until Bob answers, Alice's side cannot know the session arrived: libsignal keeps prekey messages.
-    await bob.send(ALICE, "hi alice")
-    await eventually(
-      () => gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=in`),
-      (r) => r.body.data.some((m: { text: string }) => m.text === "hi alice"),
-      15_000
-    )
+    sessionId = await linkAndExchange(peer, gateway, { name: "alice", me: ALICE, contact: BOB, contactName: "Bob", timeoutMs: 15_000 })
     const mark = peer.keyQueries.length
     expect((await sendToBob("how are you")).enc).toBe("msg")
     expect(queriesSince(mark)).toEqual([])
@@ -104,12 +132,7 @@ describe("the built gateway killed (SIGKILL) and started again on the same DATA_
 
   const start = () => spawnGateway({ dataDir, env: { API_KEY: TEST_KEY, ENGINE: "baileys", ...peer.processEnv() } })
   const ready = () => eventually(() => gateway.call("GET", `/api/sessions/${sessionId}`), (r) => r.body.status === "ready", 20_000)
-  const send = async (text: string): Promise<ReceivedMessage> => {
-    const received = peer.waitFor<ReceivedMessage>("received", (m) => m.text === text, 20_000)
-    const sent = await gateway.call("POST", `/api/sessions/${sessionId}/messages/send-text`, { body: { chatId: `${DAN}@c.us`, text } })
-    expect(sent.status).toBe(201)
-    return received
-  }
+  const send = (text: string) => sendThrough(peer, gateway, sessionId, DAN, text, 20_000)
 
   beforeAll(async () => {
     peer = await startWaPeer()
@@ -120,19 +143,7 @@ describe("the built gateway killed (SIGKILL) and started again on the same DATA_
 
   it("the first message after the kill is a normal message, and the client asks for no keys or devices", async () => {
     gateway = await start()
-    const created = await gateway.call("POST", "/api/sessions", { body: { name: "carol", autoStart: true } })
-    sessionId = created.body.id
-    const qr = await eventually(() => gateway.call("GET", `/api/sessions/${sessionId}/qr`), (r) => r.status === 200, 20_000)
-    await peer.scan(qr.body.qr, { phone: CAROL })
-    await ready()
-    const dan = peer.contact(DAN, { name: "Dan" })
-    expect((await send("hello dan")).enc).toBe("pkmsg")
-    await dan.send(CAROL, "hi carol")
-    await eventually(
-      () => gateway.call("GET", `/api/sessions/${sessionId}/messages?direction=in`),
-      (r) => r.body.data.some((m: { text: string }) => m.text === "hi carol"),
-      20_000
-    )
+    sessionId = await linkAndExchange(peer, gateway, { name: "carol", me: CAROL, contact: DAN, contactName: "Dan", timeoutMs: 20_000 })
 
     await gateway.kill()
     const mark = peer.keyQueries.length
