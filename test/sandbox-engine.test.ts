@@ -46,7 +46,7 @@ const makeMemoryLedger = () => {
         if (!held.has(rowId(sessionId, key))) held.set(rowId(sessionId, key), { sessionId, key, seq, event })
       }),
     release: (sessionId, key) => Effect.sync(() => void held.delete(rowId(sessionId, key))),
-    recordSent: (engineMessageId, message) => Effect.sync(() => void sent.set(engineMessageId, message)),
+    recordSent: (records) => Effect.sync(() => records.forEach(([engineMessageId, message]) => void sent.set(engineMessageId, message))),
     forgetSession: (sessionId) =>
       Effect.sync(() => {
         for (const [id, entry] of held) if (entry.sessionId === sessionId) held.delete(id)

@@ -5,7 +5,7 @@ import { Cause, Effect, Either, Exit, Layer, Option } from "effect"
 import { join } from "node:path"
 import { EngineEvent } from "../src/runtime/Engine.js"
 import { SandboxLedger } from "../src/runtime/engines/sandbox/Ledger.js"
-import { migrations, parseDatabaseUrl, RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "../src/layers/store/index.js"
+import { migrations, parseDatabaseUrl, RepositoriesLive, SqlSandboxLedgerAlone, storeLayerFromUrl } from "../src/layers/store/index.js"
 import { AuthRepo } from "../src/runtime/ports/store/AuthRepo.js"
 import { ChatRepo } from "../src/runtime/ports/store/ChatRepo.js"
 import { MessageRepo, type MessageRow } from "../src/runtime/ports/store/MessageRepo.js"
@@ -17,7 +17,7 @@ import { storeBackends } from "./support/storeBackends.js"
 const storeAt = (url: string) => RepositoriesLive.pipe(Layer.provideMerge(storeLayerFromUrl(url)))
 
 /** The sandbox network's SQL ledger on a database URL. */
-const ledgerAt = (url: string) => Layer.provide(SqlSandboxLedger, storeLayerFromUrl(url))
+const ledgerAt = (url: string) => Layer.provide(SqlSandboxLedgerAlone, storeLayerFromUrl(url))
 
 /** The keys of what the ledger at that URL holds for a session, in arrival order. */
 const heldRows = (url: string, sessionId: string) =>
@@ -439,8 +439,10 @@ for (const backend of storeBackends("store.test.ts")) {
           yield* ledger.hold("alice", "status:SB0:read", 10, receipt)
           yield* ledger.release("alice", "status:SB0:read")
           yield* ledger.release("alice", "status:SB0:read") // releasing twice is harmless
-          yield* ledger.recordSent("SB1", { senderSessionId: "alice", senderPhone: "999000000001", recipientPhone: "999000000002", timestamp, status: "sent" })
-          yield* ledger.recordSent("SB1", { senderSessionId: "alice", senderPhone: "999000000001", recipientPhone: "999000000002", timestamp, status: "delivered" })
+          const sentRecord = { senderSessionId: "alice", senderPhone: "999000000001", recipientPhone: "999000000002", timestamp } as const
+          // A batch of records, then a later one changing one of them.
+          yield* ledger.recordSent([["SB1", { ...sentRecord, status: "sent" }], ["SB3", { ...sentRecord, status: "sent" }]])
+          yield* ledger.recordSent([["SB1", { ...sentRecord, status: "delivered" }]])
         }).pipe(Effect.provide(ledgerAt(file)))
 
         const loaded = yield* Effect.flatMap(SandboxLedger, (ledger) => ledger.load).pipe(Effect.provide(ledgerAt(file)))
@@ -451,7 +453,10 @@ for (const backend of storeBackends("store.test.ts")) {
         ])
         const held = loaded.held[0]!.event
         expect(held._tag === "MessageReceived" && held.message.timestamp).toEqual(timestamp)
-        expect(loaded.sent).toEqual([["SB1", { senderSessionId: "alice", senderPhone: "999000000001", recipientPhone: "999000000002", timestamp, status: "delivered" }]])
+        expect([...loaded.sent].sort(([a], [b]) => a.localeCompare(b))).toEqual([
+          ["SB1", { senderSessionId: "alice", senderPhone: "999000000001", recipientPhone: "999000000002", timestamp, status: "delivered" }],
+          ["SB3", { senderSessionId: "alice", senderPhone: "999000000001", recipientPhone: "999000000002", timestamp, status: "sent" }]
+        ])
       }))
 
     it.effect("holds each event as one row and loads them in seq order", () =>
@@ -482,8 +487,7 @@ for (const backend of storeBackends("store.test.ts")) {
           yield* ledger.rememberOwner("999000000002", "bob")
           yield* ledger.hold("bob", "msg:SB1", 0, receivedFrom("SB1", "for bob"))
           yield* ledger.hold("alice", "status:SB2:sent", 1, EngineEvent.MessageStatusChanged({ engineMessageId: "SB2", status: "sent" }))
-          yield* ledger.recordSent("SB1", sentBy("alice"))
-          yield* ledger.recordSent("SB2", sentBy("bob"))
+          yield* ledger.recordSent([["SB1", sentBy("alice")], ["SB2", sentBy("bob")]])
           yield* ledger.forgetSession("bob")
           return yield* ledger.load
         }).pipe(Effect.provide(ledgerAt(file)))

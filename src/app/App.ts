@@ -35,6 +35,7 @@ import { SessionSettingsStore } from "../services/SessionSettings.js"
 import { StatusUpdates } from "../services/StatusUpdates.js"
 import { AppSettings, type Settings } from "../domain/Settings.js"
 import { MediaStore } from "../runtime/ports/MediaStore.js"
+import type { GroupCommit } from "../runtime/ports/store/GroupCommit.js"
 import type { Cache } from "../runtime/ports/Cache.js"
 import { LinkPreviews } from "../runtime/LinkPreviews.js"
 import { RepositoriesLive, SqlSandboxLedger, storeLayerFromUrl } from "../layers/store/index.js"
@@ -54,7 +55,7 @@ export const sandboxEngineLayer = (settings: Settings) =>
  * The engine named by `ENGINE`. Baileys (and the WhatsApp protocol it brings) is loaded only
  * when it is the one: loading it costs a sandbox gateway a good part of its start.
  */
-export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, never, SqlClient.SqlClient | MediaStore> =>
+export const engineFromSettings = (settings: Settings): Layer.Layer<Engine, never, SqlClient.SqlClient | GroupCommit | MediaStore> =>
   settings.engine === "sandbox"
     ? sandboxEngineLayer(settings)
     : Layer.unwrapEffect(Effect.gen(function*() {

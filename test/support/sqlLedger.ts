@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { SqliteStoreLive } from "../../src/layers/store/SqliteStore.js"
-import { SqlSandboxLedger } from "../../src/layers/store/SqlSandboxLedger.js"
+import { SqlSandboxLedgerAlone } from "../../src/layers/store/SqlSandboxLedger.js"
 
 /** The sandbox network's SQL ledger on a real SQLite file. */
-export const ledgerAt = (file: string) => Layer.provide(SqlSandboxLedger, SqliteStoreLive(file))
+export const ledgerAt = (file: string) => Layer.provide(SqlSandboxLedgerAlone, SqliteStoreLive(file))
 
 /** The keys of what the ledger in that file holds for a session, in arrival order. */
 export const heldRows = (file: string, sessionId: string) =>

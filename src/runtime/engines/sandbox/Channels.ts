@@ -35,7 +35,7 @@ const view = (channel: ChannelRecord, line: Line): Channel => ({
 })
 
 export const channelsOf = (switchboard: Switchboard, directory: Directory) => {
-  const { acknowledge, handTo, recordSent } = switchboard
+  const { handTo, recordNew } = switchboard
   const { channels, lookup, putChannel, sessionsOf } = directory
 
   const existing = (channelId: string) =>
@@ -107,7 +107,7 @@ export const channelsOf = (switchboard: Switchboard, directory: Directory) => {
         timestamp: timestamp.toISOString()
       }
       yield* putChannel(channelId, { ...channel, posts: [post, ...channel.posts].slice(0, maxChannelPosts) })
-      yield* recordSent(engineMessageId, {
+      yield* recordNew(engineMessageId, {
         senderSessionId: line.sessionId,
         senderPhone: line.me.phone,
         recipientPhone: channelId,
@@ -116,7 +116,6 @@ export const channelsOf = (switchboard: Switchboard, directory: Directory) => {
         awaiting: { delivered: [], read: [] },
         ...contentRecordOf(payload)
       })
-      yield* acknowledge(engineMessageId, "sent")
       const event = received({ engineMessageId, chatId: channelId, from: channelId, fromLid: null }, payload, timestamp)
       const followers = yield* sessionsOf(channel.subscriberPhones.map((phone) => `${phone}@c.us`))
       yield* Effect.forEach(followers, ({ sessionId }) => handTo(sessionId, event), { discard: true })

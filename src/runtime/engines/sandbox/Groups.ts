@@ -87,7 +87,7 @@ const settle = (group: GroupRecord): { readonly group: GroupRecord; readonly pro
 }
 
 export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
-  const { acknowledge, handTo, recordSent } = switchboard
+  const { handTo, recordNew } = switchboard
   const { groups, lookup, personOf, putGroup, sessionsOf, tell } = directory
 
   const asMember = (line: Line, groupId: string) =>
@@ -235,7 +235,7 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
       const event = received({ engineMessageId, chatId: groupId, from: me, fromLid: line.me.lid }, payload, timestamp)
       // Held for the members before it is recorded as sent, as in a person chat (see `Messaging.send`).
       yield* Effect.forEach(recipients, ({ sessionId }) => handTo(sessionId, event), { discard: true })
-      yield* recordSent(engineMessageId, {
+      yield* recordNew(engineMessageId, {
         senderSessionId: line.sessionId,
         senderPhone: line.me.phone,
         recipientPhone: groupId,
@@ -244,7 +244,6 @@ export const groupsOf = (switchboard: Switchboard, directory: Directory) => {
         awaiting: { delivered: phones, read: phones },
         ...contentRecordOf(payload)
       })
-      yield* acknowledge(engineMessageId, "sent")
     })
 
   const reactInGroup = (line: Line, { chatId, emoji, target }: ReactCommand, timestamp: Date) =>

@@ -100,7 +100,8 @@ export interface LedgerOperations<E> {
   readonly hold: (sessionId: string, key: string, seq: number, event: HeldEvent) => Effect.Effect<void, E>
   /** The session's consumer took the event: it is no longer held (no-op if it was not). */
   readonly release: (sessionId: string, key: string) => Effect.Effect<void, E>
-  readonly recordSent: (engineMessageId: string, message: SentMessage) => Effect.Effect<void, E>
+  /** Writes these records whole (each id at most once), in one go. */
+  readonly recordSent: (records: ReadonlyArray<readonly [engineMessageId: string, message: SentMessage]>) => Effect.Effect<void, E>
   /** Drops the session's held events, its phone ownership and the messages it sent, at once. */
   readonly forgetSession: (sessionId: string) => Effect.Effect<void, E>
   /** Writes one directory record whole; `null` deletes it. */
@@ -134,7 +135,7 @@ export const untilLedgerIsBack = (ledger: LedgerOperations<StoreUnavailable>): L
     rememberOwner: (phone, sessionId) => reliably(ledger.rememberOwner(phone, sessionId)),
     hold: (sessionId, key, seq, event) => reliably(ledger.hold(sessionId, key, seq, event)),
     release: (sessionId, key) => reliably(ledger.release(sessionId, key)),
-    recordSent: (engineMessageId, message) => reliably(ledger.recordSent(engineMessageId, message)),
+    recordSent: (records) => reliably(ledger.recordSent(records)),
     forgetSession: (sessionId) => reliably(ledger.forgetSession(sessionId)),
     putRecord: (kind, id, json) => reliably(ledger.putRecord(kind, id, json))
   }

@@ -39,7 +39,7 @@ const notWriter = (what: string) => refuse("forbidden", "NOT_MESSAGE_WRITER", `o
 const isBroadcastChat = (chatId: string) => chatId.endsWith("@g.us") || chatId.endsWith("@newsletter") || chatId === STATUS_CHAT_ID
 
 export const messageActionsOf = (switchboard: Switchboard, audiences: ChatAudiences) => {
-  const { handTo, phoneOwners, recordSent, requireReady, sentMessages, serialized } = switchboard
+  const { handTo, phoneOwners, recordDurably, requireReady, sentMessages, serialized } = switchboard
 
   /** A message the network carried in this chat, seen from this session's side of it. */
   const carriedIn = (line: Line, chatId: string, engineMessageId: string) =>
@@ -111,7 +111,7 @@ export const messageActionsOf = (switchboard: Switchboard, audiences: ChatAudien
       const sent = yield* ownMessage(line, chatId, target, "delete")
       if (sent.revoked === true) return
       const timestamp = yield* now
-      yield* recordSent(target.engineMessageId, { ...sent, revoked: true })
+      yield* recordDurably(target.engineMessageId, { ...sent, revoked: true })
       if (chatId.endsWith("@newsletter")) yield* audiences.revisePost(chatId, target.engineMessageId, null)
       const revoked = (chatIdThere: string, from: string) =>
         EngineEvent.MessageRevoked({ revoke: { chatId: chatIdThere, from, targetEngineMessageId: target.engineMessageId, timestamp } })

@@ -121,7 +121,7 @@ export type Blocks = (sessionId: string, personId: string) => Effect.Effect<bool
 const echoStatusCommand = /^#status\s+([\s\S]+)$/
 
 export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, conversations: Conversations, blocks: Blocks) => {
-  const { acknowledge, handTo, phoneOwners, receipt, recordSent, requireReady, schedule, sentMessages } = switchboard
+  const { acknowledge, afterWritten, handTo, phoneOwners, receipt, recordNew, requireReady, schedule, sentMessages } = switchboard
 
   const send = (line: Line, { chatId, engineMessageId, statusAudience }: SendCommand, payload: Payload) =>
     Effect.gen(function*() {
@@ -165,16 +165,13 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, co
       // two writes sends the message again, which the network then takes as new, and the
       // recipient's Store keeps it once. Recorded first, the resend was taken as a repeat of a
       // message the recipient never got.
-      yield* recordSent(engineMessageId, sent)
-      yield* acknowledge(engineMessageId, "sent")
-      if (!blocked && Option.isNone(owner) && isEchoPhone(recipientPhone)) {
-        yield* acknowledge(engineMessageId, "delivered")
-        yield* acknowledge(engineMessageId, "read")
-        // An echo contact listens to voice notes, as WhatsApp reports with a `played` receipt.
-        if (payload.type === "media" && payload.media.ptt) yield* acknowledge(engineMessageId, "played")
-        yield* schedule(echoReply(line.sessionId, recipientPhone, engineMessageId, payload))
-      }
       // Anyone else is nobody on this network: the message stays at `sent`, as for a phone that is off.
+      const echoed = !blocked && Option.isNone(owner) && isEchoPhone(recipientPhone)
+      yield* recordNew(
+        engineMessageId,
+        sent,
+        echoed ? echo(line.sessionId, recipientPhone, engineMessageId, payload) : Effect.void
+      )
       return { engineMessageId, timestamp }
     })
 
@@ -203,6 +200,19 @@ export const messagingOf = (switchboard: Switchboard, broadcasts: Broadcasts, co
           handTo(senderSessionId, EngineEvent.MessageStatusChanged({ engineMessageId, status }))
       })
     ))
+
+  /**
+   * An echo contact takes and reads what it got at once (listens to a voice note, as WhatsApp
+   * reports with a `played` receipt), then answers: after its receipts, which reach the sender
+   * once their records are written.
+   */
+  const echo = (sessionId: string, echoPhone: string, engineMessageId: string, payload: Payload) =>
+    Effect.all([
+      acknowledge(engineMessageId, "delivered"),
+      acknowledge(engineMessageId, "read"),
+      payload.type === "media" && payload.media.ptt ? acknowledge(engineMessageId, "played") : Effect.void,
+      schedule(afterWritten(echoReply(sessionId, echoPhone, engineMessageId, payload)))
+    ], { discard: true })
 
   /**
    * An echo contact answers with what it got (the same text, media, place or cards, not marked

@@ -14,7 +14,7 @@ import type { Line, Switchboard } from "./Switchboard.js"
  * network's lock (the caller takes it).
  */
 export const statusOf = (switchboard: Switchboard) => {
-  const { acknowledge, handTo, phoneOwners, recordSent } = switchboard
+  const { handTo, phoneOwners, recordNew } = switchboard
 
   /** The sessions on this network among the audience's phones; other phones are nobody here. */
   const sessionsOf = (audience: ReadonlyArray<string>) =>
@@ -46,8 +46,7 @@ export const statusOf = (switchboard: Switchboard) => {
       const update = received({ engineMessageId, chatId: STATUS_CHAT_ID, from, fromLid: line.me.lid }, payload, timestamp)
       // Held for the audience before it is recorded as sent, as in a person chat (see `Messaging.send`).
       yield* Effect.forEach(yield* sessionsOf(audience), (sessionId) => handTo(sessionId, update), { discard: true })
-      yield* recordSent(engineMessageId, sent)
-      yield* acknowledge(engineMessageId, "sent")
+      yield* recordNew(engineMessageId, sent)
     })
 
   /** What the poster did to a status update (deleted it) reaches whoever could see it. */

@@ -7,6 +7,7 @@ import { type HeldEvents, makeHeldEvents } from "./HeldEvents.js"
 import { sandboxPhoneOf } from "./identity.js"
 import { type HeldEvent, isHeldEvent, type LedgerContents, type LedgerOperations, type SentMessage } from "./Ledger.js"
 import { withChanges } from "../../withChanges.js"
+import { makeSentRecords, type SentRecords } from "./SentRecords.js"
 
 /**
  * The routing core of the sandbox network: which session is live, what waits for whom, and
@@ -62,17 +63,22 @@ export const makeSwitchboard = (
 ): Effect.Effect<Switchboard, never, Scope.Scope> =>
   Effect.gen(function*() {
     const lock = yield* Effect.makeSemaphore(1)
+    const serialized = lock.withPermits(1)
+    const sentMessages = yield* Ref.make(HashMap.fromIterable(remembered.sent))
+    const sentRecords = yield* makeSentRecords({ ledger, serialized, sentMessages })
     const switchboard = switchboardOf({
-      serialized: lock.withPermits(1),
+      serialized,
       ledger,
       lines: yield* Ref.make(HashMap.empty<string, LiveLine>()),
       phoneOwners: yield* Ref.make(HashMap.fromIterable(remembered.phoneOwners)),
       held: yield* makeHeldEvents(ledger, remembered.held),
-      sentMessages: yield* Ref.make(HashMap.fromIterable(remembered.sent)),
+      sentMessages,
+      sentRecords,
       ackDelay: yield* Ref.make(initialAckDelay),
       scheduled: yield* Queue.unbounded<ScheduledWork>()
     })
     yield* Effect.forkScoped(switchboard.runScheduledWork)
+    yield* Effect.forkScoped(sentRecords.run)
     return switchboard
   })
 
@@ -86,22 +92,32 @@ const switchboardOf = (state: {
   /** Events not yet taken by their session's consumer, whether it is Ready or away. */
   readonly held: HeldEvents
   readonly sentMessages: Ref.Ref<HashMap.HashMap<string, SentMessage>>
+  /** Writes every change to `sentMessages` through to the ledger, in batches. */
+  readonly sentRecords: SentRecords
   readonly ackDelay: Ref.Ref<Duration.Duration>
   readonly scheduled: Queue.Queue<ScheduledWork>
 }) => {
-  const { serialized, ledger, lines, phoneOwners, held, sentMessages, ackDelay, scheduled } = state
+  const { serialized, ledger, lines, phoneOwners, held, sentMessages, sentRecords, ackDelay, scheduled } = state
 
   /**
-   * A message is recorded as the network takes it, its `sent` ack already scheduled (every
-   * sender does both at once). The ledger says `sent` from the start, so that ack is a change of
-   * memory only (`applyStatus`), and a gateway restarted before it arrived, which sends the
-   * message again, hears `sent` from `resend`.
+   * A message the network took: recorded, and once the record is durable its sender hears
+   * `sent` and `then` runs (the network's lock held). The ledger says `sent` from the start, so
+   * that ack is a change of memory only (`applyStatus`).
    */
-  const recordSent = (engineMessageId: string, message: SentMessage) =>
-    Effect.zipRight(
-      Ref.update(sentMessages, HashMap.set(engineMessageId, message)),
-      ledger.recordSent(engineMessageId, message.status === "pending" ? withChanges(message, { status: "sent" }) : message)
-    )
+  const recordNew = (engineMessageId: string, message: SentMessage, then: Effect.Effect<void> = Effect.void) =>
+    Effect.suspend(() => {
+      awaitingSent.add(engineMessageId)
+      return sentRecords.record(
+        engineMessageId,
+        message,
+        Effect.suspend(() => {
+          awaitingSent.delete(engineMessageId)
+          return Effect.zipRight(acknowledge(engineMessageId, "sent"), then)
+        })
+      )
+    })
+  /** Messages recorded whose `sent` is not scheduled yet: anything their sender hears comes after it. */
+  const awaitingSent = new Set<string>()
 
   const liveLine = (sessionId: string) => Ref.get(lines).pipe(Effect.map(HashMap.get(sessionId)))
 
@@ -181,7 +197,16 @@ const switchboardOf = (state: {
       ))
       : Effect.void
 
-  const acknowledge = (engineMessageId: string, status: MessageStatus) => schedule(applyStatus(engineMessageId, status))
+  /**
+   * Schedules a status for the message's sender. A receipt can come before the message's record
+   * is durable (its recipient took it meanwhile): it then waits for that record's `sent`, as a
+   * WhatsApp server acknowledges a message before it passes on any receipt for it.
+   */
+  const acknowledge = (engineMessageId: string, status: MessageStatus): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const scheduled = schedule(applyStatus(engineMessageId, status))
+      return awaitingSent.has(engineMessageId) ? sentRecords.afterWritten(scheduled) : scheduled
+    })
 
   /**
    * A recipient took (`delivered`) or read a message. In a person chat that is the sender's
@@ -198,9 +223,14 @@ const switchboardOf = (state: {
       const delivered = awaiting.delivered.filter((phone) => phone !== memberPhone)
       const read = status === "read" ? awaiting.read.filter((phone) => phone !== memberPhone) : awaiting.read
       if (delivered.length === awaiting.delivered.length && read.length === awaiting.read.length) return
-      yield* recordSent(engineMessageId, withChanges(message.value, { awaiting: { delivered, read } }))
-      if (delivered.length === 0 && awaiting.delivered.length > 0) yield* acknowledge(engineMessageId, "delivered")
-      if (read.length === 0 && awaiting.read.length > 0) yield* acknowledge(engineMessageId, "read")
+      yield* sentRecords.record(
+        engineMessageId,
+        withChanges(message.value, { awaiting: { delivered, read } }),
+        Effect.all([
+          delivered.length === 0 && awaiting.delivered.length > 0 ? acknowledge(engineMessageId, "delivered") : Effect.void,
+          read.length === 0 && awaiting.read.length > 0 ? acknowledge(engineMessageId, "read") : Effect.void
+        ], { discard: true })
+      )
     })
 
   /** Statuses only move forward, so a repeated `markRead` or a late receipt changes nothing. */
@@ -209,10 +239,11 @@ const switchboardOf = (state: {
       const message = HashMap.get(yield* Ref.get(sentMessages), engineMessageId)
       if (Option.isNone(message) || !isStatusAdvance(message.value.status, status)) return
       const moved = withChanges(message.value, { status })
-      // The ledger says `sent` already (see `recordSent`).
-      if (status === "sent") yield* Ref.update(sentMessages, HashMap.set(engineMessageId, moved))
-      else yield* recordSent(engineMessageId, moved)
-      yield* handTo(message.value.senderSessionId, EngineEvent.MessageStatusChanged({ engineMessageId, status }))
+      const tellSender = handTo(message.value.senderSessionId, EngineEvent.MessageStatusChanged({ engineMessageId, status }))
+      // The ledger says `sent` already (see `recordNew`).
+      if (status !== "sent") return yield* sentRecords.record(engineMessageId, moved, tellSender)
+      yield* Ref.update(sentMessages, HashMap.set(engineMessageId, moved))
+      yield* tellSender
     })
 
   const close = (line: Line, reason: CloseReason) =>
@@ -278,7 +309,9 @@ const switchboardOf = (state: {
     runScheduledWork,
     phoneOwners,
     sentMessages,
-    recordSent,
+    recordNew,
+    recordDurably: sentRecords.recordDurably,
+    afterWritten: sentRecords.afterWritten,
     liveLine,
     emitIfLive,
     offerIfReady,
