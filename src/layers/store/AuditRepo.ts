@@ -1,7 +1,7 @@
 import { storeOperation } from "./storeFailure.js"
 import { AuditRepo } from "../../runtime/ports/store/AuditRepo.js"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import { Array as Arr, Effect, Layer, Option } from "effect"
 import type { AuditFilter, AuditRecord } from "../../domain/Audit.js"
 import type { PageRequest } from "../../domain/Pagination.js"
 import { listByRootIds } from "./paging.js"
@@ -38,29 +38,35 @@ const fromRow = (row: AuditRow): AuditRecord => ({
   code: row.code
 })
 
+const rowOf = (record: AuditRecord) => ({
+  id: record.id,
+  at: record.at,
+  request_id: record.requestId,
+  key_id: record.keyId,
+  key_name: record.keyName,
+  client_ip: record.clientIp,
+  method: record.method,
+  action: record.action,
+  target: record.target,
+  session_id: record.sessionId,
+  outcome: record.outcome,
+  status: record.status,
+  code: record.code
+})
+
+/** Records per INSERT: 13 parameters each, inside SQLite's and Postgres' limits. */
+const INSERT_CHUNK = 200
+
 export const SqlAuditRepo = Layer.effect(
   AuditRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = storeOperation((record: AuditRecord) =>
-      sql`INSERT INTO audit_log ${
-        sql.insert({
-          id: record.id,
-          at: record.at,
-          request_id: record.requestId,
-          key_id: record.keyId,
-          key_name: record.keyName,
-          client_ip: record.clientIp,
-          method: record.method,
-          action: record.action,
-          target: record.target,
-          session_id: record.sessionId,
-          outcome: record.outcome,
-          status: record.status,
-          code: record.code
-        })
-      }`.pipe(Effect.asVoid))
+    const insert = storeOperation((records: ReadonlyArray<AuditRecord>) =>
+      Effect.forEach(Arr.chunksOf(records, INSERT_CHUNK), (chunk) =>
+        Effect.suspend(() =>
+          sql`INSERT INTO audit_log ${sql.insert(chunk.map(rowOf))}`
+        ), { discard: true }))
 
     /** Newest first; ids are UUID v7, so their order is the order of time. */
     const list = storeOperation((filter: AuditFilter, page: Option.Option<PageRequest>) =>
