@@ -11,7 +11,7 @@ import { normalizeAddress } from "../domain/cidr.js"
 import { checkRole, requireSession } from "./AccessPolicy.js"
 import { matchedEndpoint } from "./Endpoints.js"
 import { makeRateLimiter, rateLimitHeaders, type RateLimitVerdict } from "./RateLimiting.js"
-import { authenticatedCaller, CurrentRequest } from "./RequestTracking.js"
+import { authenticatedCaller, currentRequest } from "./RequestTracking.js"
 
 /** `X-API-Key: <key>`, or else `Authorization: Bearer <key>`; empty when neither is sent. */
 export const credentialOf = (request: HttpServerRequest.HttpServerRequest) =>
@@ -76,7 +76,7 @@ export const AuthenticationLive = Layer.effect(
       // declared role can be checked, and letting the call through would fail open.
       if (Option.isNone(matched)) return yield* Effect.dieMessage("authentication ran outside a route the server knows")
       const { endpoint } = matched.value
-      const tracked = Option.getOrUndefined(yield* Effect.serviceOption(CurrentRequest))
+      const tracked = yield* FiberRef.get(currentRequest)
       const clientIp = tracked?.clientIp ?? normalizeAddress(Option.getOrElse(request.remoteAddress, () => "unknown"))
       const credential = credentialOf(request)
 
@@ -108,7 +108,8 @@ export const AuthenticationLive = Layer.effect(
 
       // An endpoint behind authentication that forgot to declare a role is for admins only.
       yield* checkRole(principal, endpoint.requiredRole ?? "admin")
-      if (params.sessionId !== undefined) {
+      // A key for every session needs no look-up (and its request no `Sessions` provided).
+      if (params.sessionId !== undefined && principal.allowedSessions !== null) {
         yield* requireSession(principal, params.sessionId).pipe(
           Effect.provideService(Sessions, sessions),
           Effect.catchTag("StoreUnavailable", (outage) => Effect.die(outage))

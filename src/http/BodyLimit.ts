@@ -130,14 +130,14 @@ export const limitBodies = (bodyMaxBytes: number, mediaMaxBytes: number) =>
     const mediaSend = endpoint !== undefined && readOwnMediaBody.has(endpoint)
     const bulk = endpoint === "messages.sendBulk"
     const limit = mediaSend || bulk ? mediaJsonBodyLimit(mediaMaxBytes) : bodyMaxBytes
-    const capped = HttpIncomingMessage.withMaxBodySize(Option.some(limit))
     const request = yield* HttpServerRequest.HttpServerRequest
-    if (mediaSend || !HttpMethod.hasBody(request.method)) return yield* capped(app)
+    if (mediaSend || !HttpMethod.hasBody(request.method)) return yield* HttpIncomingMessage.withMaxBodySize(app, Option.some(limit))
     const setting = bulk ? "MEDIA_MAX_BYTES" : "BODY_MAX_BYTES"
     if (Number(request.headers["content-length"] ?? 0) > limit) return payloadTooLarge(limit, setting)
     const body = yield* readUpTo(request, NodeHttpServerRequest.toIncomingMessage(request), limit).pipe(Effect.either)
     // the client went away mid-body: no one will read the answer
     if (Either.isLeft(body)) return unreadable
     if (body.right === undefined) return payloadTooLarge(limit, setting)
-    return yield* app.pipe(capped, Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(request, body.right)))
+    // Read already, within the cap: the handler reads it from memory, so it needs no `MaxBodySize`.
+    return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, body.right))
   })

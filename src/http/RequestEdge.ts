@@ -1,5 +1,5 @@
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Exit, FiberRef } from "effect"
+import { Effect, Exit, FiberRef, HashMap } from "effect"
 import type { NetworkList } from "../domain/cidr.js"
 import type { MetricsService } from "../runtime/Metrics.js"
 import type { AuditService } from "../services/Audit.js"
@@ -10,7 +10,7 @@ import { isEventStream, isHealthCheck, shuttingDown } from "./Draining.js"
 import { type EndpointLookup, matchedEndpoint } from "./Endpoints.js"
 import { addressRefusal } from "./NetworkAllowList.js"
 import { requestSample } from "./RequestMetrics.js"
-import { type AnsweredRequest, authenticatedCaller, CurrentRequest, type TrackedRequest, trackedRequestOf } from "./RequestTracking.js"
+import { type AnsweredRequest, authenticatedCaller, currentRequest, type TrackedRequest, trackedRequestOf } from "./RequestTracking.js"
 
 export interface RequestEdgeOptions {
   /** `TRUSTED_PROXIES`: whose `X-Forwarded-For` names the caller. */
@@ -34,7 +34,7 @@ const finished = (response: HttpServerResponse.HttpServerResponse, tracked: Trac
  * The API's edge, in one pass around the router (it was six middlewares, each wrapping the next:
  * ~0.3 ms of CPU a request, more than a send's own work; issue 19). For every request, in order:
  *
- * 1. its id (`X-Request-Id`, the caller's when short and plain) and `CurrentRequest`: the caller's
+ * 1. its id (`X-Request-Id`, the caller's when short and plain) and `currentRequest`: the caller's
  *    address, path and arrival; every log line written while answering carries the id;
  * 2. `ALLOWED_CIDRS`: a caller outside gets 403 `IP_NOT_ALLOWED` before its request is read;
  * 3. the drain (`Lifecycle`): while the gateway shuts down, 503 to anything but a health check,
@@ -91,7 +91,7 @@ export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: Endpoin
           : Effect.flatMap(HttpServerError.causeResponse(exit.cause), ([response]) => recorded(answeredWith(response.status), seconds))
       }))
 
-  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, Exclude<R, CurrentRequest> | HttpServerRequest.HttpServerRequest> =>
+  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       Effect.clockWith((clock) => {
         const startedNanos = clock.unsafeCurrentTimeNanos()
@@ -102,11 +102,16 @@ export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: Endpoin
           : isHealthCheck(tracked.pathname)
           ? answering(app, tracked, Effect.void)
           : lifecycle.serve((detach) => answering(app, tracked, detach), Effect.as(lookUpEndpoint, shuttingDown))
-        return answer.pipe(
-          Effect.onExit(record(request.method, tracked, startedNanos)),
-          Effect.flatMap((response) => Effect.map(lifecycle.draining, (draining) => finished(response, tracked, draining))),
-          Effect.provideService(CurrentRequest, tracked),
-          Effect.annotateLogs({ requestId: tracked.requestId })
+        // Set, not provided around the answer: the request has its fiber to itself (see `currentRequest`).
+        return Effect.zipRight(
+          Effect.zipRight(
+            FiberRef.set(currentRequest, tracked),
+            FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("requestId", tracked.requestId))
+          ),
+          answer.pipe(
+            Effect.onExit(record(request.method, tracked, startedNanos)),
+            Effect.flatMap((response) => Effect.map(lifecycle.draining, (draining) => finished(response, tracked, draining)))
+          )
         )
       }))
 }

@@ -1,5 +1,5 @@
 import { Headers, type HttpServerRequest } from "@effect/platform"
-import { Context, FiberRef, Option } from "effect"
+import { FiberRef, Option } from "effect"
 import { isIP } from "node:net"
 import type { Principal } from "../domain/Principal.js"
 import type { MatchedEndpoint } from "./Endpoints.js"
@@ -28,7 +28,13 @@ export interface AnsweredRequest {
   readonly now: number
 }
 
-export class CurrentRequest extends Context.Tag("switchboard/CurrentRequest")<CurrentRequest, TrackedRequest>() {}
+/**
+ * The request being answered, set by the request edge on the request's own fiber (each request
+ * runs in one of its own, as `authenticatedCaller` below relies on too). A fiber reference set
+ * once rather than a service provided around the app: providing copies the whole context and
+ * wraps the request in one more acquire/release (~10 Effect operations), on every request.
+ */
+export const currentRequest: FiberRef.FiberRef<TrackedRequest | undefined> = FiberRef.unsafeMake<TrackedRequest | undefined>(undefined)
 
 /**
  * Whose key the request carried, once authentication has read it (even when it then refused
