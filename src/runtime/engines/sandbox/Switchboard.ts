@@ -1,5 +1,4 @@
-import { Clock, Deferred, Duration, Effect, HashMap, Option, Queue, Ref, Scope } from "effect"
-import { untilStoreIsBack } from "../../storeOutage.js"
+import { Chunk, Clock, Deferred, Duration, Effect, HashMap, Option, Queue, Ref, Scope } from "effect"
 import { isStatusAdvance, type MessageStatus } from "../../../domain/Message.js"
 import type { Me } from "../../../domain/Session.js"
 import { type CloseReason, EngineError, EngineEvent } from "../../Engine.js"
@@ -35,6 +34,9 @@ export interface Line {
 interface LiveLine extends Line {
   readonly ready: boolean
 }
+
+/** The most pieces of scheduled work taken at once. */
+const MAX_SCHEDULED_TURN = 256
 
 /** Network work that waits for the ack delay; run one at a time, in the order scheduled. */
 interface ScheduledWork {
@@ -147,16 +149,31 @@ const switchboardOf = (state: {
       yield* Queue.offer(scheduled, { dueAt, run })
     })
 
-  const runScheduledWork = Queue.take(scheduled).pipe(
-    Effect.flatMap(({ dueAt, run }) =>
-      Clock.currentTimeMillis.pipe(
-        Effect.flatMap((now) => now < dueAt ? Effect.sleep(Duration.millis(dueAt - now)) : Effect.void),
-        // The network's bookkeeping is durable: an ack is held back, not dropped, while the Store is down.
-        Effect.zipRight(untilStoreIsBack(serialized(run), "the sandbox network's scheduled work"))
-      )
-    ),
-    Effect.forever
-  )
+  /**
+   * Runs the scheduled work in order, each piece once it is due; the pieces due together run
+   * under one taking of the lock (under load, a turn's acks are many). The network's bookkeeping
+   * is durable: its ledger waits while the Store is down (`untilLedgerIsBack`), so an ack is held
+   * back then, not dropped.
+   */
+  const runDue = (work: Chunk.Chunk<ScheduledWork>) =>
+    Effect.gen(function*() {
+      const pieces = Chunk.toReadonlyArray(work)
+      let next = 0
+      while (next < pieces.length) {
+        const now = yield* Clock.currentTimeMillis
+        const dueAt = pieces[next]!.dueAt
+        if (now < dueAt) {
+          yield* Effect.sleep(Duration.millis(dueAt - now))
+          continue
+        }
+        let end = next + 1
+        while (end < pieces.length && pieces[end]!.dueAt <= now) end++
+        const due = pieces.slice(next, end)
+        yield* serialized(Effect.forEach(due, (piece) => piece.run, { discard: true }))
+        next = end
+      }
+    })
+  const runScheduledWork = Effect.forever(Effect.flatMap(Queue.takeBetween(scheduled, 1, MAX_SCHEDULED_TURN), runDue))
 
   /**
    * A session the network has a phone for. One it never saw, or forgot, has nobody to hold
