@@ -60,6 +60,29 @@ for (const backend of storeBackends("group-commit.test.ts")) {
       expect(stored).toEqual(rows.filter((row) => !refused.has(row.id)).map((row) => row.id).sort())
     })
 
+    it("merges writes of one kind: one call for the batch's items, and a refused item fails alone", async () => {
+      const url = await Effect.runPromise(backend.freshUrl)
+      const rows = Array.from({ length: 12 }, () => sessionRow())
+      const refused = rows[5]!.id
+      const calls: Array<ReadonlyArray<string>> = []
+      const exits = await onStore(url, Effect.gen(function*() {
+        const groupCommit = yield* GroupCommit
+        const sessions = yield* SessionRepo
+        const writeAll = (batch: ReadonlyArray<SessionRow>) =>
+          Effect.gen(function*() {
+            calls.push(batch.map((row) => row.id))
+            yield* Effect.forEach(batch, sessions.insert, { discard: true })
+            if (batch.some((row) => row.id === refused)) return yield* new Refused()
+          })
+        return yield* Effect.forEach(rows, (row) => Effect.exit(groupCommit.writeMerged(writeAll, row)), { concurrency: "unbounded" })
+      }))
+      expect(exits.map((exit) => Exit.isSuccess(exit) ? "ok" : "refused")).toEqual(rows.map((row) => row.id === refused ? "refused" : "ok"))
+      // The first call took several callers' items at once; after its refusal each went alone.
+      expect(calls[0]!.length).toBeGreaterThan(1)
+      expect(calls.slice(1).every((items) => items.length === 1)).toBe(true)
+      expect(await Effect.runPromise(storedIds(url))).toEqual(rows.filter((row) => row.id !== refused).map((row) => row.id).sort())
+    })
+
     it("runs what a write queued for after the commit once it is committed, and nothing of a refused one", async () => {
       const url = await Effect.runPromise(backend.freshUrl)
       const [kept, refused] = [sessionRow(), sessionRow()]

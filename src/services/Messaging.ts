@@ -252,7 +252,7 @@ const make = Effect.gen(function*() {
   const accept = (row: MessageRow) =>
     Effect.uninterruptible(Effect.gen(function*() {
       // Committed (with the writes that came with it) before the caller hears 201.
-      yield* groupCommit.write(messages.insert(row))
+      yield* groupCommit.writeMerged(messages.insertAll, row)
       yield* supervisor.send(row.sessionId, row.id, row)
       return { messageId: row.id as SendResult["messageId"], chatId: row.chatId, status: "pending" as const, timestamp: row.createdAt }
     }))

@@ -83,6 +83,9 @@ type StatusMove = (
   error: MessageError | undefined
 ) => Effect.Effect<Option.Option<StatusTransition>, SqlError>
 
+/** Rows per INSERT of `insertAll`: ~30 parameters each, inside SQLite's and Postgres' limits. */
+const INSERT_CHUNK = 100
+
 export const SqlMessageRepo = Layer.scoped(
   MessageRepo,
   Effect.gen(function*() {
@@ -108,6 +111,22 @@ export const SqlMessageRepo = Layer.scoped(
       allOrNothing,
       orStoreUnavailable
     )
+
+    const insertAll = (rows: ReadonlyArray<MessageRow>) =>
+      rows.length === 1
+        ? insert(rows[0]!)
+        : Effect.forEach(Arr.chunksOf(rows, INSERT_CHUNK), (chunk) =>
+          Effect.suspend(() =>
+            Effect.zipRight(
+              sql`INSERT INTO messages ${sql.insert(chunk.map((row) => ({ ...toRecord(row) })))}`,
+              sql`INSERT INTO message_status_history ${sql.insert(chunk.map((row) => ({ message_id: row.id, status: row.status, at: row.createdAt })))}`
+            )
+          ), { discard: true }).pipe(
+            // A chat's activity row by row: several rows of one chat cannot share an upsert on Postgres.
+            Effect.zipRight(Effect.suspend(() => recordChatActivity(sql, rows))),
+            allOrNothing,
+            orStoreUnavailable
+          )
 
     const findById = storeOperation(
       (sessionId: string, id: string) =>
@@ -405,6 +424,7 @@ export const SqlMessageRepo = Layer.scoped(
       setLinkPreview,
       recordVote,
       insert,
+      insertAll,
       setReaction,
       reviseUnreadable,
       findById,

@@ -6,8 +6,39 @@ import { Store } from "../../runtime/ports/store/Store.js"
 
 /** A write waiting for its batch, with the caller to answer once the batch is settled. */
 interface Pending {
+  /** The write alone; for an item of a merged write, `writeAll([item])`. */
   readonly write: Effect.Effect<unknown, unknown>
   readonly answer: (exit: Exit.Exit<unknown, unknown>) => void
+  /** An item of a merged write (`writeMerged`): written with the batch's other items of its `writeAll`. */
+  readonly merged?: { readonly writeAll: (items: ReadonlyArray<unknown>) => Effect.Effect<void, unknown>; readonly item: unknown }
+}
+
+/**
+ * What a batch runs, in order: each plain write, and each merged write once, where its first
+ * item came; `answers` says, for each member of the batch, which step's result it gets (a merged
+ * item gets void).
+ */
+const stepsOf = (batch: ReadonlyArray<Pending>) => {
+  const steps: Array<Effect.Effect<unknown, unknown>> = []
+  const stepOf: Array<number> = []
+  const mergedItems = new Map<NonNullable<Pending["merged"]>["writeAll"], Array<unknown>>()
+  for (const pending of batch) {
+    if (pending.merged === undefined) {
+      stepOf.push(steps.push(pending.write) - 1)
+      continue
+    }
+    const { item, writeAll } = pending.merged
+    const items = mergedItems.get(writeAll)
+    if (items !== undefined) {
+      items.push(item)
+    } else {
+      const started = [item]
+      mergedItems.set(writeAll, started)
+      steps.push(Effect.suspend(() => writeAll(started)))
+    }
+    stepOf.push(-1)
+  }
+  return { steps, stepOf }
 }
 
 /**
@@ -54,13 +85,14 @@ export const SqlGroupCommit = Layer.scoped(
 
     const settleAlone = (pending: Pending) => Effect.map(Effect.exit(transactionally(pending.write)), pending.answer)
 
-    const runBatch = (batch: ReadonlyArray<Pending>): Effect.Effect<void> =>
-      batch.length === 1
-        ? settleAlone(batch[0]!)
-        : Effect.flatMap(Effect.exit(transactionally(Effect.forEach(batch, (pending) => pending.write))), (results) =>
-          Exit.isSuccess(results)
-            ? Effect.sync(() => batch.forEach((pending, i) => pending.answer(Exit.succeed(results.value[i]))))
-            : Effect.forEach(batch, settleAlone, { discard: true }))
+    const runBatch = (batch: ReadonlyArray<Pending>): Effect.Effect<void> => {
+      if (batch.length === 1) return settleAlone(batch[0]!)
+      const { stepOf, steps } = stepsOf(batch)
+      return Effect.flatMap(Effect.exit(transactionally(Effect.all(steps))), (results) =>
+        Exit.isSuccess(results)
+          ? Effect.sync(() => batch.forEach((pending, i) => pending.answer(Exit.succeed(stepOf[i]! < 0 ? undefined : results.value[stepOf[i]!]))))
+          : Effect.forEach(batch, settleAlone, { discard: true }))
+    }
 
     const startBatch = () => {
       turnScheduled = false
@@ -79,7 +111,7 @@ export const SqlGroupCommit = Layer.scoped(
       setImmediate(startBatch)
     }
 
-    const write = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | StoreUnavailable> =>
+    const enqueue = <A, E>(effect: Effect.Effect<A, E>, merged?: Pending["merged"]): Effect.Effect<A, E | StoreUnavailable> =>
       Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
         // Already in a transaction (holding the connection, on SQLite): the write joins it.
         open._tag === "Some"
@@ -87,10 +119,14 @@ export const SqlGroupCommit = Layer.scoped(
           : closed
           ? Effect.interrupt
           : Effect.async<A, E | StoreUnavailable>((resume) => {
-            waiting.push({ write: effect, answer: resume as Pending["answer"] })
+            waiting.push(merged === undefined ? { write: effect, answer: resume as Pending["answer"] } : { write: effect, answer: resume as Pending["answer"], merged })
             awaitTurn()
           }))
 
-    return GroupCommit.of({ write })
+    return GroupCommit.of({
+      write: (effect) => enqueue(effect),
+      writeMerged: (writeAll, item) =>
+        enqueue(Effect.suspend(() => writeAll([item])), { writeAll: writeAll as NonNullable<Pending["merged"]>["writeAll"], item })
+    })
   })
 )

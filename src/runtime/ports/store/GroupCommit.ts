@@ -20,4 +20,12 @@ import type { StoreUnavailable } from "../../../domain/Errors.js"
 export class GroupCommit extends Context.Tag("switchboard/GroupCommit")<GroupCommit, {
   /** Runs `write` in the next batch's transaction; answers after the commit. Inside a transaction already, joins it. */
   readonly write: <A, E>(write: Effect.Effect<A, E>) => Effect.Effect<A, E | StoreUnavailable>
+  /**
+   * Like `write`, for a write that merges with others of its kind: a batch runs `writeAll` once
+   * for every item given with that same `writeAll` function (in the order they came), where its
+   * first item came; each caller is answered once that commits. One statement for many rows
+   * instead of one each (a send-text's row, its history and its chat). If the batch fails, each
+   * item is written alone (`writeAll([item])`), like any other write.
+   */
+  readonly writeMerged: <I, E>(writeAll: (items: ReadonlyArray<I>) => Effect.Effect<void, E>, item: I) => Effect.Effect<void, E | StoreUnavailable>
 }>() {}

@@ -119,6 +119,8 @@ export interface StatusTransition {
 
 export class MessageRepo extends Context.Tag("switchboard/MessageRepo")<MessageRepo, {
   readonly insert: (row: MessageRow) => Effect.Effect<void, StoreUnavailable>
+  /** Stores new rows as `insert` does each, the rows and their first history entries in one statement each. */
+  readonly insertAll: (rows: ReadonlyArray<MessageRow>) => Effect.Effect<void, StoreUnavailable>
   readonly setReaction: (messageId: string, from: string, emoji: string, at: string) => Effect.Effect<boolean, StoreUnavailable>
   readonly reviseUnreadable: (id: string, content: Pick<MessageRow, "text" | "type" | "caption" | "media" | "error">, at: string) => Effect.Effect<boolean, StoreUnavailable>
   readonly findById: (sessionId: string, id: string) => Effect.Effect<Option.Option<Message>, StoreUnavailable>
