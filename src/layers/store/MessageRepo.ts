@@ -19,7 +19,7 @@ import {
 } from "../../domain/Message.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromCount, toIntegerBoolean, toJsonColumn } from "./columns.js"
-import { recordChatActivity } from "./chatActivity.js"
+import { foldOwnMessagesPerChat, recordChatActivity } from "./chatActivity.js"
 import { loadMessages as loadSessionMessages } from "./messageLoading.js"
 import { readTogether } from "./readTogether.js"
 import {
@@ -122,8 +122,9 @@ export const SqlMessageRepo = Layer.scoped(
               sql`INSERT INTO message_status_history ${sql.insert(chunk.map((row) => ({ message_id: row.id, status: row.status, at: row.createdAt })))}`
             )
           ), { discard: true }).pipe(
-            // A chat's activity row by row: several rows of one chat cannot share an upsert on Postgres.
-            Effect.zipRight(Effect.suspend(() => recordChatActivity(sql, rows))),
+            // A chat's activity row by row (several rows of one chat cannot share an upsert on
+            // Postgres), the account's own messages to one chat folded into one.
+            Effect.zipRight(Effect.suspend(() => recordChatActivity(sql, foldOwnMessagesPerChat(rows)))),
             allOrNothing,
             orStoreUnavailable
           )

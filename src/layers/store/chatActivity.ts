@@ -13,6 +13,30 @@ export const chatKey = (sessionId: string, chatId: string) => `${sessionId}/${ch
  * writing in the chat means it has read it (as WhatsApp clears the badge), and history never
  * moves the count. Status updates (`status@broadcast`) are no chat of the list.
  */
+/**
+ * The rows whose chat activity `recordChatActivity` writes, with the account's own live messages
+ * to one chat folded into one: what those rows do to the chat, applied one by one, is what
+ * their newest does (the last of the newest when they tie), written as of the last one (its
+ * `updatedAt`), since the account writing sets the unread count to 0. A chat whose rows include
+ * any other (received, history: they count one by one) keeps all its rows as they are.
+ */
+export const foldOwnMessagesPerChat = (rows: ReadonlyArray<MessageRow>): ReadonlyArray<MessageRow> => {
+  const foldable = (row: MessageRow) => row.fromMe && row.source !== "history"
+  const chatsOfOthers = new Set(rows.filter((row) => !foldable(row)).map((row) => chatKey(row.sessionId, row.chatId)))
+  const folded = new Map<string, MessageRow>()
+  const kept: Array<MessageRow> = []
+  for (const row of rows) {
+    const key = chatKey(row.sessionId, row.chatId)
+    if (chatsOfOthers.has(key)) {
+      kept.push(row)
+      continue
+    }
+    const before = folded.get(key)
+    folded.set(key, before === undefined || row.timestamp >= before.timestamp ? row : { ...before, updatedAt: row.updatedAt })
+  }
+  return folded.size === 0 ? kept : [...kept, ...folded.values()]
+}
+
 export const recordChatActivity = (sql: SqlClient.SqlClient, rows: ReadonlyArray<MessageRow>) =>
   Effect.forEach(rows.filter((row) => row.chatId !== STATUS_CHAT_ID), (row) => {
     const receivedLive = row.source === "live" && !row.fromMe
