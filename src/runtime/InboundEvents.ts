@@ -6,7 +6,7 @@ import { MessageRepo } from "./ports/store/MessageRepo.js"
 import { Store, type Transactionally } from "./ports/store/Store.js"
 import { SessionRepo, type SessionRow } from "./ports/store/SessionRepo.js"
 import { ContactRepo } from "./ports/store/ContactRepo.js"
-import { Events } from "./Events.js"
+import { Events, type EventsService } from "./Events.js"
 import { makeEvent } from "../domain/makeEvent.js"
 import { uuidv7 } from "../domain/uuidv7.js"
 import type { LastError, SessionStatus } from "../domain/Session.js"
@@ -298,35 +298,39 @@ const announceReceived = (sessionId: string, id: string, inbound: InboundMessage
 export type Receipt = Extract<EngineEvent, { _tag: "MessageStatusChanged" }>
 
 /**
- * Receipts that came together, in one transaction. Not a group commit: a session's events are
- * handled one after another, and waiting a turn of the event loop for company on each one let
- * the receipts fall behind the sends (measured: most of them still `pending` at the end of a
- * loaded bench run). Instead the actor hands over every receipt already waiting in a row (under
- * load, with those that came within the same turn: see `takeEventsFrom`), and they are applied
- * together: the status moves, their history, the reactions `message.sent` carries and the
- * events each in a statement or two for the whole chunk (on Postgres every statement waits a
- * turn of a busy event loop; one by one, a receipt was ~4 of them). The events
- * keep the receipts' order, so a message's `message.sent` still comes before its `delivered`.
+ * Receipts that came together, applied together. A session's events are handled one after
+ * another, so the actor hands over every receipt already waiting in a row (under load, with
+ * those that came within the same turn: see `takeEventsFrom`), and the status moves, their
+ * history, the reactions `message.sent` carries and the events are each a statement or two for
+ * the whole chunk (on Postgres every statement waits a turn of a busy event loop; one by one, a
+ * receipt was ~4 of them). The events keep the receipts' order, so a message's `message.sent`
+ * still comes before its `delivered`. Store work only, on the services given: it runs in the
+ * transaction its caller has open (the session's group commit, `applyReceipts`).
  */
+export const receiptChanges = (messages: MessageRepo["Type"], events: EventsService, sessionId: string, receipts: ReadonlyArray<Receipt>) =>
+  Effect.gen(function*() {
+    const now = yield* DateTime.nowAsDate
+    const moves = yield* messages.updateStatusesByEngineId(sessionId, receipts, now.toISOString())
+    // An unknown message, or no advance (statuses never go back): nothing to announce.
+    const changes = moves.filter(Option.isSome).map((move) => move.value)
+    // `message.sent` marks the network taking the message (one tick), with the message as
+    // stored; an engine that reports no server ack goes from pending straight to delivered.
+    const leavesPending = (change: StatusTransition) => change.previousStatus === "pending" && change.row.status !== "failed"
+    const leaving = changes.filter(leavesPending)
+    const sentMessages = yield* messages.leftPendingAll(leaving)
+    // By the change itself: a chunk may take a message out of pending and then further on.
+    const sentMessageOf = new Map(leaving.map((change, i) => [change, sentMessages[i]!]))
+    const announcements = changes.flatMap((change) => statusEvents(sessionId, change, sentMessageOf.get(change), now))
+    // One outbox write for the events of the whole chunk.
+    if (announcements.length > 0) yield* events.publishAll(announcements)
+  })
+
+/** Receipts that came together, in one transaction of their own (see `receiptChanges`). */
 export const applyReceipts = (sessionId: string, receipts: ReadonlyArray<Receipt>) =>
-  Effect.flatMap(Store, ({ transactionally }) =>
-    transactionally(Effect.gen(function*() {
-      const messages = yield* MessageRepo
-      const now = yield* DateTime.nowAsDate
-      const moves = yield* messages.updateStatusesByEngineId(sessionId, receipts, now.toISOString())
-      // An unknown message, or no advance (statuses never go back): nothing to announce.
-      const changes = moves.filter(Option.isSome).map((move) => move.value)
-      // `message.sent` marks the network taking the message (one tick), with the message as
-      // stored; an engine that reports no server ack goes from pending straight to delivered.
-      const leavesPending = (change: StatusTransition) => change.previousStatus === "pending" && change.row.status !== "failed"
-      const leaving = changes.filter(leavesPending)
-      const sentMessages = yield* messages.leftPendingAll(leaving)
-      // By the change itself: a chunk may take a message out of pending and then further on.
-      const sentMessageOf = new Map(leaving.map((change, i) => [change, sentMessages[i]!]))
-      const announcements = changes.flatMap((change) => statusEvents(sessionId, change, sentMessageOf.get(change), now))
-      // One outbox write for the events of the whole chunk.
-      if (announcements.length > 0) yield* (yield* Events).publishAll(announcements)
-    })))
+  Effect.gen(function*() {
+    const { transactionally } = yield* Store
+    return yield* transactionally(receiptChanges(yield* MessageRepo, yield* Events, sessionId, receipts))
+  })
 
 /** The events of one status change: `message.sent` (when it left pending), the ack, `message.failed`. */
 const statusEvents = (sessionId: string, change: StatusTransition, sentMessage: Message | undefined, now: Date) => {

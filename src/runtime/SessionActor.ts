@@ -11,7 +11,7 @@ import { makeEvent } from "../domain/makeEvent.js"
 import { type LastError, runningStatuses, type SessionStatus } from "../domain/Session.js"
 import type { CloseReason, EngineConnection, EngineError, EngineEvent } from "./Engine.js"
 import { Engine } from "./Engine.js"
-import { applyReceipts, handleEngineEvent, type IncomingMediaSettings, type Receipt } from "./InboundEvents.js"
+import { handleEngineEvent, type IncomingMediaSettings, type Receipt, receiptChanges } from "./InboundEvents.js"
 import { makeOutbound, type Outbound } from "./OutboundSender.js"
 import { makeReadyConnection } from "./ReadyConnection.js"
 import { makeWatchedState, type WatchedState } from "./WatchedState.js"
@@ -152,6 +152,13 @@ export const runSessionActor = (
     /** The connection while it is ready: what the outbound lane waits for. */
     const readyConnection = makeReadyConnection()
 
+    /**
+     * Receipts that came together, group committed: a chunk shares its commit with the writes
+     * that come meanwhile (accepted sends, audit records), and while it waits for its batch the
+     * next chunk grows, so the receipts keep up (issue 19).
+     */
+    const applyReceipts = (receipts: ReadonlyArray<Receipt>) => groupCommit.write(receiptChanges(messages, events, sessionId, receipts))
+
     const lookupSent = (engineMessageId: string) =>
       Effect.map(
         untilStoreIsBack(messages.findByEngineId(sessionId, engineMessageId), "looking up a sent message"),
@@ -288,7 +295,7 @@ export const runSessionActor = (
             return Effect.as(
               Effect.forEach(units, (unit) =>
                 Array.isArray(unit)
-                  ? Effect.zipRight(untilStoreIsBack(applyReceipts(sessionId, unit), "receipts from the network"), conn.acknowledge(unit))
+                  ? Effect.zipRight(untilStoreIsBack(applyReceipts(unit), "receipts from the network"), conn.acknowledge(unit))
                   : Effect.zipRight(untilStoreIsBack(handle(unit), "an event from the network"), conn.acknowledge([unit])), { discard: true }),
               open
             )

@@ -9,10 +9,11 @@ import type { StoreUnavailable } from "../../../domain/Errors.js"
  * write that fails does not take the others down: its batch is rolled back and its members
  * are run again one transaction each, so only the failing one fails.
  *
- * For the hot path's small writes from callers that come at once (a message accepted, the
- * audit record of the request): one BEGIN/COMMIT per batch instead of per write. Not for a
- * caller that writes one thing after another (a session's stream of receipts): each of its
- * writes would wait a turn of the event loop for company, and it would fall behind. A write must be
+ * For the hot path's small writes from callers that come at once (messages accepted, audit
+ * records, a session's receipts): one BEGIN/COMMIT per batch instead of per write. A caller that
+ * writes one thing after another waits a turn of the event loop for company on each write, so
+ * it should write whatever came meanwhile together (a session hands over its receipts in
+ * chunks of what is waiting: the longer the wait, the larger the next chunk). A write must be
  * Store work only (it may run twice: once in a batch that rolled back, once alone) and short:
  * the batch holds the transaction while its members run. It needs no services: it runs in the
  * batch's fiber, with the Store's.
