@@ -145,27 +145,29 @@ export const makeOutbound = (deps: OutboundDeps) =>
      * on the row, so that a resend after a restart sends the same one. Only for a text with a
      * URL whose caller did not say `linkPreview: false`; without a preview the text goes as it is.
      */
-    const attachLinkPreview = (row: MessageRow): Effect.Effect<MessageRow, StoreUnavailable> =>
-      Effect.gen(function*() {
-        const wanted = row.type === "text" && row.linkPreview === null && row.sendOptions?.linkPreview !== false
-        if (!wanted || row.text === null || firstUrlIn(row.text) === undefined) return row
+    const attachLinkPreview = (row: MessageRow): Effect.Effect<MessageRow, StoreUnavailable> => {
+      const wanted = row.type === "text" && row.linkPreview === null && row.sendOptions?.linkPreview !== false
+      const { text } = row
+      if (!wanted || text === null || firstUrlIn(text) === undefined) return Effect.succeed(row)
+      return Effect.gen(function*() {
         const session = yield* sessions.findById(deps.sessionId)
         const proxyUrl = Option.match(session, { onNone: () => null, onSome: (session) => session.proxyUrl })
-        const preview = yield* linkPreviews.previewOf(row.text, proxyUrl)
+        const preview = yield* linkPreviews.previewOf(text, proxyUrl)
         if (Option.isNone(preview)) return row
         yield* deps.messages.setLinkPreview(row.id, preview.value, (yield* DateTime.nowAsDate).toISOString())
         return { ...row, linkPreview: preview.value }
       })
+    }
 
     /**
      * Shows "typing…" (or "recording…") in the chat for the time the caller asked, before the
      * message goes out; the returned effect clears it. Presence is a courtesy: an engine that
      * refuses it delays nothing and fails nothing.
      */
-    const showTyping = (connection: EngineConnection, row: MessageRow) =>
-      Effect.gen(function*() {
-        const typing = typingOf(row)
-        if (typing === undefined) return Effect.void
+    const showTyping = (connection: EngineConnection, row: MessageRow): Effect.Effect<Effect.Effect<void>> => {
+      const typing = typingOf(row)
+      if (typing === undefined) return Effect.succeed(Effect.void)
+      return Effect.gen(function*() {
         const { chatId } = row
         const setPresence = (state: "typing" | "recording" | "paused") =>
           connection.presence.set({ chatId, state }).pipe(
@@ -175,6 +177,7 @@ export const makeOutbound = (deps: OutboundDeps) =>
         yield* Effect.sleep(Duration.millis(typing.millis))
         return setPresence("paused")
       })
+    }
 
     /** Sends a stored `pending` message; false when it was not (no longer) to be sent. */
     const attempt = (inHand: MessageRow) =>
@@ -232,21 +235,25 @@ export const makeOutbound = (deps: OutboundDeps) =>
         yield* pacer.paced(attempt(withPreview))
       })
 
+    const sendNext = Effect.flatMap(nextInLane, (messageId) =>
+      Effect.ensuring(
+        // A message in its turn is sent once the Store answers again: it is not dropped.
+        untilStoreIsBack(sendOne(messageId), "sending a queued message"),
+        Effect.zipRight(Effect.sync(() => {
+          queued.delete(messageId)
+          handedOver.delete(messageId)
+        }), recount)
+      ))
+    /**
+     * One message after another, without `Effect.forever`'s yield to the scheduler between them
+     * (a hop per message); the lane still yields when it waits for a message, and the runtime
+     * makes a long run of work yield on its own.
+     */
+    const lane: Effect.Effect<never, never, never> = Effect.flatMap(sendNext, () => lane)
+
     return {
       /** The lane itself; runs until interrupted. */
-      run: nextInLane.pipe(
-        Effect.flatMap((messageId) =>
-          Effect.ensuring(
-            // A message in its turn is sent once the Store answers again: it is not dropped.
-            untilStoreIsBack(sendOne(messageId), "sending a queued message"),
-            Effect.zipRight(Effect.sync(() => {
-              queued.delete(messageId)
-              handedOver.delete(messageId)
-            }), recount)
-          )
-        ),
-        Effect.forever
-      ),
+      run: lane,
       /**
        * Idempotent: a message already waiting is not queued twice. `row`, the message as stored,
        * when the caller has it: the lane then reads nothing back for it.
