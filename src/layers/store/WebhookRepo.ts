@@ -1,8 +1,7 @@
-import { WebhookRepo, webhookWants, type WebhookRow, type WebhookScope } from "../../runtime/ports/store/WebhookRepo.js"
+import { WebhookRepo, type WebhookRow, type WebhookScope } from "../../runtime/ports/store/WebhookRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, DateTime, Effect, Layer, Option } from "effect"
-import type { DomainEvent } from "../../domain/Events.js"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
@@ -37,9 +36,9 @@ const fromRecord = (record: WebhookRecord): WebhookRow => ({
 })
 
 /**
- * How long the copy of every webhook `matching` reads from is trusted. Changes made through this
- * repository drop it at once; this bounds how long a change made by another runner of a cluster
- * goes unseen when its notification (`CachedCopies`, topic `webhooks`) is lost.
+ * How long the copy of every webhook (`cached`, which the fan-out matches events against) is
+ * trusted. Changes made through this repository drop it at once; this bounds how long a change
+ * made by another runner of a cluster goes unseen when its notification (`CachedCopies`, topic `webhooks`) is lost.
  */
 const COPY_TTL_MS = 1_000
 
@@ -128,14 +127,10 @@ export const SqlWebhookRepo = Layer.effect(
       orStoreUnavailable
     )
 
-    /** The enabled webhooks that want this event: global ones and its session's, for its kind or "*". */
-    const matching = storeOperation(
-      (event: DomainEvent) => Effect.map(all, (rows) => rows.filter((row) => webhookWants(row, event))))
-
     /** Every webhook, enabled or not, from the kept copy. */
     const cached = storeOperation(() => all)
     const kept = () => (copy !== undefined && Date.now() - copy.readAt < COPY_TTL_MS ? copy.rows : undefined)
 
-    return { insert, find, list, update, remove, matching, cached, kept, forget } as const
+    return { insert, find, list, update, remove, cached, kept, forget } as const
   })
 )

@@ -4,7 +4,7 @@ import type { DomainEvent } from "../../domain/Events.js"
 import { DeliveryRepo, type DueDelivery, type NewDeliveries } from "../ports/store/DeliveryRepo.js"
 import { EventRepo } from "../ports/store/EventRepo.js"
 import { Store } from "../ports/store/Store.js"
-import { WebhookRepo } from "../ports/store/WebhookRepo.js"
+import { WebhookRepo, webhookWants } from "../ports/store/WebhookRepo.js"
 
 /** What one fan-out pass did. */
 export interface FanOutResult {
@@ -31,10 +31,12 @@ export const makeFanOut = Effect.gen(function*() {
     transactionally(Effect.gen(function*() {
       const batch = yield* events.undispatched(batchSize)
       const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+      // The kept copy once for the batch, matched in memory: no Effect per event (issue 19).
+      const everyWebhook = batch.length === 0 ? [] : yield* webhooks.cached()
       const made: Array<NewDeliveries & { readonly event: DomainEvent }> = []
       for (const event of batch) {
         if (event.event === "webhook.test") continue
-        const targets = yield* webhooks.matching(event)
+        const targets = everyWebhook.filter((webhook) => webhookWants(webhook, event))
         if (targets.length > 0) made.push({ event, webhookIds: targets.map((webhook) => webhook.id) })
       }
       // `createMany` gives the ids in the order of its rows: each event's webhooks in turn.

@@ -33,8 +33,6 @@ export class WebhookRepo extends Context.Tag("switchboard/WebhookRepo")<WebhookR
   readonly list: (scope: WebhookScope, page: Option.Option<PageRequest>) => Effect.Effect<Page<WebhookRow>, StoreUnavailable>
   readonly update: (id: string, fields: { readonly url?: string | undefined; readonly events?: readonly string[] | undefined; readonly enabled?: boolean | undefined; readonly headers?: Readonly<Record<string, string>> | undefined; readonly maxAttempts?: number | undefined; readonly disabledReason?: string | null | undefined; }) => Effect.Effect<void, StoreUnavailable>
   readonly remove: (id: string) => Effect.Effect<boolean, StoreUnavailable>
-  /** The enabled webhooks that want this event, from a copy kept in memory (see `cached`). */
-  readonly matching: (event: DomainEvent) => Effect.Effect<WebhookRow[], StoreUnavailable>
   /**
    * Every webhook from a copy kept in memory: dropped by every change made through this
    * repository, and read again after at most a second (another runner's changes).
