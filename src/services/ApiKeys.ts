@@ -1,6 +1,6 @@
 import type { StoreUnavailable } from "../domain/Errors.js"
 import { FileSystem, Path } from "@effect/platform"
-import { Cache, Clock, Context, DateTime, Duration, Effect, Exit, FiberSet, Layer, Option, Redacted } from "effect"
+import { Clock, Context, DateTime, Duration, Effect, FiberSet, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { AppSettings } from "../domain/Settings.js"
 import { type ApiKeyChanges, ApiKeyRepo, type ApiKeyRow } from "../runtime/ports/store/ApiKeyRepo.js"
@@ -42,6 +42,10 @@ export interface ApiKeysService {
 export class ApiKeys extends Context.Tag("switchboard/ApiKeys")<ApiKeys, ApiKeysService>() {
   static readonly layer = Layer.scoped(ApiKeys, Effect.suspend(() => make))
 }
+
+/** How long a key lookup is remembered, and how many at most. */
+const LOOKUP_TTL_MS = 5_000
+const LOOKUP_CAPACITY = 10_000
 
 const invalidKey = new Unauthorized({ code: "UNAUTHORIZED", message: "a valid API key is required (X-API-Key header)" })
 
@@ -132,13 +136,22 @@ const make = Effect.gen(function*() {
   // management forgets them at once, here and (in a cluster) on every runner; another
   // gateway's change to a shared database is seen within the TTL.
   // Only answers are remembered: a lookup the Store could not answer is asked again next time.
-  const lookups = yield* Cache.makeWith({
-    capacity: 10_000,
-    lookup: repo.findByHash,
-    timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.seconds(5) : Duration.zero)
-  })
+  // A plain Map (the oldest dropped first past its capacity), not Effect's Cache: its keyed
+  // hashing and bookkeeping per get cost more than the rest of a request's authentication.
+  const remembered = new Map<string, { readonly row: Option.Option<ApiKeyRow>; readonly until: number }>()
+  const lookup = (hash: string, now: number) => {
+    const hit = remembered.get(hash)
+    if (hit !== undefined && hit.until > now) return Effect.succeed(hit.row)
+    return Effect.tap(repo.findByHash(hash), (row) =>
+      Effect.sync(() => {
+        remembered.delete(hash)
+        if (remembered.size >= LOOKUP_CAPACITY) remembered.delete(remembered.keys().next().value!)
+        remembered.set(hash, { row, until: now + LOOKUP_TTL_MS })
+      }))
+  }
+  const forgetRemembered = Effect.sync(() => remembered.clear())
   const cachedCopies = yield* CachedCopies
-  yield* cachedCopies.onChange(KEYS_TOPIC, lookups.invalidateAll)
+  yield* cachedCopies.onChange(KEYS_TOPIC, forgetRemembered)
   const lastTouched = new Map<string, number>()
 
   // A request does not wait for its key's last use to be written, but the service does: the
@@ -162,10 +175,10 @@ const make = Effect.gen(function*() {
   // context (issue 19); no tracer is exported.
   const authenticate = Effect.fnUntraced(function*(key: string) {
     if (key.length === 0 || key.length > 512) return yield* Effect.fail(invalidKey)
-    const row = yield* lookups.get(hashApiKey(key))
+    const now = yield* Clock.currentTimeMillis
+    const row = yield* lookup(hashApiKey(key), now)
     if (Option.isNone(row)) return yield* Effect.fail(invalidKey)
     const found = row.value
-    const now = yield* Clock.currentTimeMillis
     const status = statusOf(found, now)
     if (status === "revoked") return yield* new Unauthorized({ code: "UNAUTHORIZED", message: "this API key was revoked" })
     if (status === "expired") return yield* new Unauthorized({ code: "UNAUTHORIZED", message: "this API key has expired" })
@@ -195,7 +208,7 @@ const make = Effect.gen(function*() {
       return yield* new Conflict({ code: "LAST_ADMIN_KEY", message: "this is the last working admin key; create another admin key first" })
     })
 
-  const forgetLookups = Effect.zipRight(lookups.invalidateAll, cachedCopies.changed(KEYS_TOPIC))
+  const forgetLookups = Effect.zipRight(forgetRemembered, cachedCopies.changed(KEYS_TOPIC))
 
   const service: ApiKeysService = {
     authenticate,
