@@ -1,9 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Layer, Option, Scope } from "effect"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { startGateway, tempDir, type TestGateway, useGateway } from "./support/gateway.js"
+import { storeOfDatabase } from "../src/app/App.js"
+import type { AuditRecord } from "../src/domain/Audit.js"
+import { AppSettings } from "../src/domain/Settings.js"
+import { AuditRepo } from "../src/runtime/ports/store/AuditRepo.js"
+import { Audit } from "../src/services/Audit.js"
+import { startGateway, tempDir, type TestGateway, testSettings, useGateway } from "./support/gateway.js"
 
 interface AuditEntry {
   readonly id: string
@@ -139,5 +144,39 @@ describe("audit retention", () => {
     })
     expect(actions).not.toContain("old")
     expect(actions.length).toBe(1)
+  })
+})
+
+describe("the audit log's writer", () => {
+  const record = (id: string, action: string): AuditRecord => ({
+    id,
+    at: new Date().toISOString(),
+    requestId: `req-${action}`,
+    keyId: null,
+    keyName: null,
+    clientIp: "127.0.0.1",
+    method: "POST",
+    action,
+    target: "/api/sessions",
+    sessionId: null,
+    outcome: "success",
+    status: 201,
+    code: null
+  })
+
+  it("writes what came together in one go, and a record the Store refuses is lost alone, not with its batch-mates", async () => {
+    const dataDir = tempDir()
+    const store = storeOfDatabase(`sqlite:${path.join(dataDir, "switchboard.db")}`)
+    const kept = await Effect.runPromise(Effect.gen(function*() {
+      const settings = yield* testSettings({ dataDir })
+      // Records handed over at once; the third has the first's id, which the Store refuses.
+      yield* Effect.gen(function*() {
+        const audit = yield* Audit
+        yield* Effect.all([record("a-1", "first"), record("a-2", "second"), record("a-1", "clash"), record("a-4", "fourth")].map(audit.record))
+      }).pipe(Effect.provide(Audit.layer.pipe(Layer.provide(AppSettings.layer(settings)), Layer.provide(store))), Effect.scoped)
+      // Written by the time the layer closed; read back on a fresh Store.
+      return yield* Effect.flatMap(AuditRepo, (repo) => repo.list({}, Option.none())).pipe(Effect.provide(store), Effect.scoped)
+    }))
+    expect(kept.items.map((entry) => entry.action).sort()).toEqual(["first", "fourth", "second"])
   })
 })

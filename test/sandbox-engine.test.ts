@@ -433,6 +433,32 @@ describe("held until the consumer takes it", () => {
       expect((yield* alice.pullOne).map(statusOf)).toEqual([`${third.engineMessageId}:sent`])
     }).pipe(Effect.provide(sandbox({ pairDelay: "5 seconds" }))))
 
+  it.scoped("nothing follows from a sent record before the ledger has it: sent waits for the write, and a receipt that came first waits for sent", () =>
+    Effect.gen(function*() {
+      const memory = makeMemoryLedger()
+      const written = yield* Deferred.make<void>()
+      // The network's records wait for this gate, as a slow Store would make them.
+      const gated: SandboxLedger["Type"] = {
+        ...memory.ledger,
+        recordSent: (records) => Effect.zipRight(Deferred.await(written), memory.ledger.recordSent(records))
+      }
+      yield* Effect.gen(function*() {
+        const alice = yield* openReady("alice")
+        const bob = yield* openReady("bob")
+        const { engineMessageId } = yield* alice.sendText(bob.chatId, "held back")
+        // Bob takes it at once (his receipt is due) while its record is not written yet.
+        expect((yield* waitFor(bob, "MessageReceived")).message.engineMessageId).toBe(engineMessageId)
+        expect(yield* drained(alice)).toEqual([])
+        expect(memory.sent.has(engineMessageId)).toBe(false)
+
+        yield* Deferred.succeed(written, undefined)
+        // Written: Alice hears sent, then the delivered receipt that waited for it.
+        expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:sent`)
+        expect(statusOf(yield* alice.nextEvent)).toBe(`${engineMessageId}:delivered`)
+        expect(memory.sent.get(engineMessageId)).toMatchObject({ senderSessionId: "alice", status: "delivered" })
+      }).pipe(Effect.provide(sandboxOn(gated, { pairDelay: "5 seconds" })))
+    }))
+
   it.scoped("keeps the held row while the event waits in a Ready line's inbox, and releases it when pulled", () =>
     Effect.gen(function*() {
       const memory = makeMemoryLedger()

@@ -6,6 +6,7 @@ import type { Engine } from "../runtime/Engine.js"
 import type { SandboxNetwork } from "../runtime/engines/sandbox/SandboxNetwork.js"
 import type { Events } from "../runtime/Events.js"
 import type { MediaStore } from "../runtime/ports/MediaStore.js"
+import type { GroupCommit } from "../runtime/ports/store/GroupCommit.js"
 import type { ApiKeys } from "../services/ApiKeys.js"
 import type { Audit } from "../services/Audit.js"
 import type { Calls } from "../services/Calls.js"
@@ -92,7 +93,7 @@ const engineOf = <Choice extends EngineChoice<unknown, unknown>>(engine: Choice,
   (engine === "sandbox" ? sandboxEngineLayer(settings) : engine) as Layer.Layer<
     Engine | EngineExtras<Choice>,
     EngineErrorOf<Choice>,
-    EngineInOf<Choice> | SqlClient.SqlClient | MediaStore
+    EngineInOf<Choice> | SqlClient.SqlClient | GroupCommit | MediaStore
   >
 
 /** A layer seen through the public type: what it builds beyond `A` is not part of the promise. */

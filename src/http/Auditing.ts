@@ -26,6 +26,9 @@ const errorCodeOf = (response: HttpServerResponse.HttpServerResponse): string | 
  */
 export const isAudited = (method: string, status: number) => !reads.has(method) || status === 401 || status === 403
 
+/** Text as a database keeps it: Postgres refuses NUL in TEXT (a path may carry `%00`). */
+const storable = (text: string) => text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text
+
 /** The audit record of an answered request (see `requestEdge`, which writes it). */
 export const auditRecordOf = (
   { caller, matched, method, now, tracked }: AnsweredRequest,
@@ -42,8 +45,8 @@ export const auditRecordOf = (
     onNone: () => `${method} (no such route)`,
     onSome: ({ endpoint }) => `${endpoint.group}.${endpoint.name}`
   }),
-  target: tracked.pathname.slice(0, 512),
-  sessionId: Option.getOrNull(Option.flatMapNullable(matched, ({ params }) => params.sessionId?.slice(0, 200))),
+  target: storable(tracked.pathname.slice(0, 512)),
+  sessionId: Option.getOrNull(Option.flatMapNullable(matched, ({ params }) => params.sessionId === undefined ? undefined : storable(params.sessionId.slice(0, 200)))),
   outcome: outcomeOf(response.status),
   status: response.status,
   code: errorCodeOf(response)

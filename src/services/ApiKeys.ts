@@ -139,17 +139,24 @@ const make = Effect.gen(function*() {
   // A plain Map (the oldest dropped first past its capacity), not Effect's Cache: its keyed
   // hashing and bookkeeping per get cost more than the rest of a request's authentication.
   const remembered = new Map<string, { readonly row: Option.Option<ApiKeyRow>; readonly until: number }>()
+  /** Counts the forgettings: a lookup that ran across one (a key changed meanwhile) is not kept. */
+  let generation = 0
   const lookup = (hash: string, now: number) => {
     const hit = remembered.get(hash)
     if (hit !== undefined && hit.until > now) return Effect.succeed(hit.row)
+    const startedIn = generation
     return Effect.tap(repo.findByHash(hash), (row) =>
       Effect.sync(() => {
+        if (generation !== startedIn) return
         remembered.delete(hash)
         if (remembered.size >= LOOKUP_CAPACITY) remembered.delete(remembered.keys().next().value!)
         remembered.set(hash, { row, until: now + LOOKUP_TTL_MS })
       }))
   }
-  const forgetRemembered = Effect.sync(() => remembered.clear())
+  const forgetRemembered = Effect.sync(() => {
+    generation++
+    remembered.clear()
+  })
   const cachedCopies = yield* CachedCopies
   yield* cachedCopies.onChange(KEYS_TOPIC, forgetRemembered)
   const lastTouched = new Map<string, number>()

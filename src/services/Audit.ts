@@ -33,15 +33,27 @@ export class Audit extends Context.Tag("switchboard/Audit")<Audit, AuditService>
       )
       yield* Effect.forkScoped(Effect.repeat(prune, Schedule.spaced("1 hour")))
 
-      // One of the hot path's writes (every send is audited). The request does not wait for it
-      // (its answer is out already): records wait in a queue, and one fiber writes whatever
-      // came while its last write was on its way, as one statement in a group commit shared with
-      // the other writes (issue 19: a write per request, awaited, cost ~0.1 ms of a send's CPU).
+      // One of the hot path's writes (every send is audited). The request does not wait for it:
+      // records wait in a queue, and one fiber writes whatever came while its last write was on
+      // its way, as one statement in a group commit shared with the other writes (issue 19: a
+      // write per request, awaited, cost ~0.1 ms of a send's CPU). The gateway's own server has
+      // the answer out before the record is made; an answer made at the edge (403
+      // IP_NOT_ALLOWED, 503 while draining) or by the API mounted in an embedder's server goes
+      // out without waiting for it, so a kill -9 right then loses the record (a graceful stop
+      // writes it).
       const waiting = yield* Queue.unbounded<AuditRecord>()
-      const write = (records: Chunk.Chunk<AuditRecord>) =>
-        groupCommit.write(repo.insert(Chunk.toReadonlyArray(records))).pipe(
-          Effect.catchAll((error) => Effect.logError(`audit log: ${records.length} record(s) could not be written`, error))
+      const writeAlone = (record: AuditRecord) =>
+        groupCommit.write(repo.insert([record])).pipe(
+          Effect.catchAll((error) => Effect.logError(`audit log: a record could not be written (${record.action})`, error))
         )
+      // A batch refused (one record the Store will not take) is written record by record: only
+      // that one is lost, not its batch-mates.
+      const write = (records: Chunk.Chunk<AuditRecord>) =>
+        records.length === 1
+          ? writeAlone(Chunk.unsafeHead(records))
+          : groupCommit.write(repo.insert(Chunk.toReadonlyArray(records))).pipe(
+            Effect.catchAll(() => Effect.forEach(records, writeAlone, { discard: true }))
+          )
       // At shutdown, once the writer's write in flight is done (the writer stops first): the rest.
       yield* Effect.addFinalizer(() => Effect.flatMap(Queue.takeAll(waiting), (rest) => Chunk.isEmpty(rest) ? Effect.void : write(rest)))
       yield* Effect.forkScoped(Effect.forever(

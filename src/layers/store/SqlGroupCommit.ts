@@ -15,8 +15,9 @@ interface Pending {
 
 /**
  * What a batch runs, in order: each plain write, and each merged write once, where its first
- * item came; `answers` says, for each member of the batch, which step's result it gets (a merged
- * item gets void).
+ * item came (so before plain writes that came between its items: writes of one batch must not
+ * depend on each other's order); `stepOf` says, for each member of the batch, which step's
+ * result it gets (-1: a merged item, which gets void).
  */
 const stepsOf = (batch: ReadonlyArray<Pending>) => {
   const steps: Array<Effect.Effect<unknown, unknown>> = []

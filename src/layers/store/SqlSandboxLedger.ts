@@ -6,6 +6,9 @@ import { orStoreUnavailable } from "./storeFailure.js"
 import { SqlGroupCommit } from "./SqlGroupCommit.js"
 import { SqlStore } from "./SqlStore.js"
 
+/** Rows per INSERT: three parameters each, well inside either database's limit. */
+const SENT_CHUNK = 256
+
 /**
  * The sandbox network's memory in the Store, so that messages held for a sandbox session
  * until its consumer took them, and the receipts owed to their senders, survive a restart of
@@ -14,9 +17,6 @@ import { SqlStore } from "./SqlStore.js"
  * sent messages come in batches (see `SentRecords`) and share the group commit of the gateway's
  * own writes: under load a batch costs one statement in a transaction that commits anyway.
  */
-/** Rows per INSERT: three parameters each, well inside either database's limit. */
-const SENT_CHUNK = 256
-
 export const SqlSandboxLedger = Layer.effect(
   SandboxLedger,
   Effect.gen(function*() {

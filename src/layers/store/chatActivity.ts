@@ -7,13 +7,6 @@ import type { MessageRow } from "../../runtime/ports/store/MessageRepo.js"
 export const chatKey = (sessionId: string, chatId: string) => `${sessionId}/${chatId}`
 
 /**
- * Keeps the chat list in step with the messages, in the transaction that stores them: the
- * chat is created on its first message; a newer message becomes its last one; a message
- * received live counts as unread (after "marked unread", -1, it is the first one), the account
- * writing in the chat means it has read it (as WhatsApp clears the badge), and history never
- * moves the count. Status updates (`status@broadcast`) are no chat of the list.
- */
-/**
  * The rows whose chat activity `recordChatActivity` writes, with the account's own live messages
  * to one chat folded into one: what those rows do to the chat, applied one by one, is what
  * their newest does (the last of the newest when they tie), written as of the last one (its
@@ -37,6 +30,13 @@ export const foldOwnMessagesPerChat = (rows: ReadonlyArray<MessageRow>): Readonl
   return folded.size === 0 ? kept : [...kept, ...folded.values()]
 }
 
+/**
+ * Keeps the chat list in step with the messages, in the transaction that stores them: the
+ * chat is created on its first message; a newer message becomes its last one; a message
+ * received live counts as unread (after "marked unread", -1, it is the first one), the account
+ * writing in the chat means it has read it (as WhatsApp clears the badge), and history never
+ * moves the count. Status updates (`status@broadcast`) are no chat of the list.
+ */
 export const recordChatActivity = (sql: SqlClient.SqlClient, rows: ReadonlyArray<MessageRow>) =>
   Effect.forEach(rows.filter((row) => row.chatId !== STATUS_CHAT_ID), (row) => {
     const receivedLive = row.source === "live" && !row.fromMe

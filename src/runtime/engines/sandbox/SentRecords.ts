@@ -1,4 +1,4 @@
-import { type Chunk, Deferred, Effect, HashMap, Queue, Ref } from "effect"
+import { Chunk, Deferred, Effect, HashMap, Queue, Ref } from "effect"
 import type { LedgerOperations, SentMessage } from "./Ledger.js"
 import { withChanges } from "../../withChanges.js"
 
@@ -12,10 +12,8 @@ interface Unwritten {
   readonly durable: Deferred.Deferred<void> | undefined
 }
 
-interface Written {
-  readonly batch: Chunk.Chunk<Unwritten>
-  readonly latest: ReadonlyMap<string, SentMessage>
-}
+/** How long closing waits for the last records to be written. */
+const CLOSING_WRITE_LIMIT = "5 seconds"
 
 /** The most records one ledger write takes. */
 const MAX_BATCH = 256
@@ -31,7 +29,13 @@ const MAX_BATCH = 256
  * message pending and sends it again, which the network then takes as new, exactly as when it
  * is killed between holding a message for its recipient and recording it (see
  * `Messaging.send`). Records are written in the order they were made, one batch after another,
- * so a later change of a message never loses to an earlier one.
+ * so a later change of a message never loses to an earlier one. When the network closes, the
+ * write under way finishes and what still waits is written (what would follow from it is not
+ * done: a restarted gateway sends its pending messages again and hears `sent` from `resend`).
+ *
+ * A receipt is as durable as before the batches, not more: the recipient's taking of a message
+ * is written at once (`HeldEvents.release`), the sender's record of it with the next batch, so a
+ * kill in between loses the receipt (as the in-memory queue of scheduled acks always could).
  */
 export const makeSentRecords = (deps: {
   readonly ledger: LedgerOperations<never>
@@ -42,33 +46,47 @@ export const makeSentRecords = (deps: {
     const { ledger, serialized, sentMessages } = deps
     const unwritten = yield* Queue.unbounded<Unwritten>()
     /** Batches written, their `then`s still to run. */
-    const written = yield* Queue.unbounded<Written>()
+    const written = yield* Queue.unbounded<Chunk.Chunk<Unwritten>>()
+
+    /**
+     * Writes the batch's records: the last of each message (a batch may hold its record and a
+     * change of it), and none of a session the network forgot meanwhile (`forget` dropped it from
+     * memory). A forget that comes while the write is on its way can leave that write's rows of
+     * the session behind: they route nothing (the session has no phone any more).
+     */
+    const writeRecords = (batch: ReadonlyArray<Unwritten>) =>
+      Effect.gen(function*() {
+        const remembered = yield* Ref.get(sentMessages)
+        const latest = new Map<string, SentMessage>()
+        for (const { record } of batch) {
+          if (record !== undefined && HashMap.has(remembered, record[0])) latest.set(record[0], record[1])
+        }
+        if (latest.size > 0) yield* ledger.recordSent(Array.from(latest))
+      })
 
     const writeBatch = (batch: Chunk.Chunk<Unwritten>) =>
       Effect.gen(function*() {
-        // The last record of a message wins (a batch may hold its record and a change of it).
-        const latest = new Map<string, SentMessage>()
-        for (const { record } of batch) if (record !== undefined) latest.set(record[0], record[1])
-        if (latest.size > 0) yield* ledger.recordSent(Array.from(latest))
+        yield* writeRecords(Chunk.toReadonlyArray(batch))
         for (const { durable } of batch) if (durable !== undefined) yield* Deferred.succeed(durable, undefined)
-        yield* Queue.offer(written, { latest, batch })
+        yield* Queue.offer(written, batch)
       })
 
     /**
      * What follows from a written batch, under the network's lock. Not in the writer's fiber: a
-     * caller holding the lock may wait for a later batch (`recordDurably`).
+     * caller holding the lock may wait for a later batch (`recordDurably`). One that fails is
+     * logged and the rest still run: the follow-ups must not stop.
      */
-    const followUp = ({ batch, latest }: Written) =>
-      serialized(Effect.gen(function*() {
-        // A session forgotten while its records were on their way: their rows go again.
-        const remembered = yield* Ref.get(sentMessages)
-        const forgotten = new Set<string>()
-        for (const [engineMessageId, message] of latest) {
-          if (!HashMap.has(remembered, engineMessageId)) forgotten.add(message.senderSessionId)
-        }
-        for (const sessionId of forgotten) yield* ledger.forgetSession(sessionId)
-        for (const { then } of batch) yield* then
-      }))
+    const followUp = (batch: Chunk.Chunk<Unwritten>) =>
+      serialized(Effect.forEach(batch, ({ then }) =>
+        Effect.catchAllCause(then, (cause) => Effect.logError("sandbox network: what follows a sent record failed", cause)), { discard: true }))
+
+    // At close, after the writer (interrupted first, its write under way finished): the rest,
+    // unless the Store is away (the ledger would wait for it) for longer than a close should.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(Queue.takeAll(unwritten), (rest) => writeRecords(Chunk.toReadonlyArray(rest))).pipe(
+        Effect.timeout(CLOSING_WRITE_LIMIT),
+        Effect.catchAll(() => Effect.logWarning("sandbox network: closed before its last sent records were written"))
+      ))
 
     /**
      * A new or changed record: in memory at once, in the ledger with the next batch. A new
@@ -87,9 +105,9 @@ export const makeSentRecords = (deps: {
       )
 
     return {
-      /** The writer; runs until interrupted (a record not yet written then is as if never made). */
+      /** The writer and the follow-ups; run until interrupted (see above for what then happens). */
       run: Effect.all([
-        Effect.forever(Effect.flatMap(Queue.takeBetween(unwritten, 1, MAX_BATCH), writeBatch)),
+        Effect.forever(Effect.uninterruptibleMask((restore) => Effect.flatMap(restore(Queue.takeBetween(unwritten, 1, MAX_BATCH)), writeBatch))),
         Effect.forever(Effect.flatMap(Queue.take(written), followUp))
       ], { concurrency: 2, discard: true }),
       /** Records the message; `then` runs under the network's lock once the record is durable. */
