@@ -8,6 +8,7 @@ import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { runMigrations } from "./Migrations.js"
 import { DirectStatementsInTransactions } from "./directStatements.js"
+import { checkpointOnAThread, OWN_CHECKPOINT_PAGES } from "./walCheckpointer.js"
 
 /** How long a statement waits for another process's write lock before failing (ms). */
 const BUSY_TIMEOUT_MS = 5_000
@@ -66,10 +67,13 @@ export const SqliteStoreLive = (
     yield* sql.unsafe(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
     yield* sql`PRAGMA foreign_keys = ON`
     yield* sql`PRAGMA synchronous = NORMAL`
+    // Checkpoints run on a thread of their own (walCheckpointer.ts); this connection's only past this.
+    yield* sql.unsafe(`PRAGMA wal_autocheckpoint = ${OWN_CHECKPOINT_PAGES}`)
     yield* runMigrations
     // At shutdown, before the client closes the file: fold the WAL into the database, so the
     // file is complete on its own (for a backup or a copy) and the next start replays nothing.
     yield* Effect.addFinalizer(() => Effect.ignore(sql`PRAGMA wal_checkpoint(TRUNCATE)`))
+    if (filename !== ":memory:") yield* checkpointOnAThread(resolve(filename))
   }))
   return Layer.provideMerge(prepared, client)
 }
