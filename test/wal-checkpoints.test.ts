@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Logger } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { storeLayerFromUrl } from "../src/layers/store/index.js"
+import { startCheckpointThread } from "../src/layers/store/walCheckpointer.js"
 import { eventually, readySession, TEST_KEY, tempDir, type TestGateway } from "./support/gateway.js"
 import { useGatewayProcesses } from "./support/process.js"
 
@@ -29,7 +30,7 @@ describe("SQLite checkpoints on a thread of their own", () => {
           sql.insert(Array.from({ length: 10 }, (_, n) => ({ id: commit * 10 + n, note: `${commit}:${n}:`.padEnd(2_000, "x") })))
         }`)
       }
-      const during = yield* Effect.promise(() => eventually(async () => fileSize(file), (size) => size > before + 3_000_000, 5_000))
+      const during = yield* Effect.promise(() => eventually(async () => fileSize(file), (size) => size > before + 3_000_000, 15_000))
       return { before, during }
     }).pipe(Effect.provide(store)))
     expect(sizes.during - sizes.before).toBeGreaterThan(3_000_000)
@@ -37,11 +38,27 @@ describe("SQLite checkpoints on a thread of their own", () => {
     expect(fileSize(`${file}-wal`)).toBe(0)
     const count = await Effect.runPromise(Effect.scoped(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT COUNT(*) AS n FROM notes`).pipe(Effect.provide(store))))
     expect(count).toEqual([{ n: 2_000 }])
-  }, 20_000)
+  }, 30_000)
+
+  it("says so when the thread fails, and a store closing then does not wait for it", async () => {
+    const dir = tempDir("switchboard-wal-failed-")
+    const logged: Array<string> = []
+    const logger = Logger.make(({ message }) => logged.push(String(message)))
+    let closing = 0
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      // A driver that is not there: the thread fails as it starts.
+      yield* startCheckpointThread(path.join(dir, "store.db"), path.join(dir, "no-such-driver.js"))
+      yield* Effect.promise(() => eventually(async () => logged.length, (n) => n > 0, 5_000))
+      closing = Date.now()
+    })).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger))))
+    expect(logged.some((line) => line.includes("SQLite checkpoint thread failed"))).toBe(true)
+    // Closing waits for no exit that already happened (it waited forever before, then 2 s at most).
+    expect(Date.now() - closing).toBeLessThan(1_500)
+  }, 15_000)
 
   const spawnGateway = useGatewayProcesses()
 
-  it("loses no accepted message on kill -9 while the thread checkpoints", async () => {
+  it("loses no accepted message on kill -9 once the WAL's pages are being checkpointed", async () => {
     const dataDir = tempDir("switchboard-wal-kill-")
     const database = path.join(dataDir, "switchboard.db")
     const env = { API_KEY: TEST_KEY, SEND_RATE_PER_MINUTE: "0", RATE_LIMIT_PER_MINUTE: "0", OUTBOUND_BACKLOG_MAX: "0" }
