@@ -21,6 +21,7 @@ import { Lifecycle } from "../services/Lifecycle.js"
 import { Metrics } from "../runtime/Metrics.js"
 import { Audit } from "../services/Audit.js"
 import { ErrorResponses } from "./ErrorResponses.js"
+import { onlyApiServices } from "./apiServices.js"
 import { type EndpointLookup, endpointLookup, endpointsOf, reportMatchedEndpoint, type RouteWrapper } from "./Endpoints.js"
 import { ChannelsHandlers, ContactsHandlers, GroupsHandlers, LabelsHandlers } from "./handlers/Directory.js"
 import { ChatsHandlers } from "./handlers/Chats.js"
@@ -111,7 +112,10 @@ const apiOf = (options: Settings) =>
     })
   })
 
-/** What every way of serving the API reads: its routes and handlers, CORS, error shapes, the OpenAPI document. */
+/**
+ * What every way of serving the API reads: its routes and handlers, CORS, error shapes, the
+ * OpenAPI document. Each way is built over the API's services only (`onlyApiServices`).
+ */
 const withApiLayers = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   layer.pipe(
     Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
@@ -134,7 +138,7 @@ const withApiLayers = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
  * `{"issues":[…]}` quoting the input, and nothing would cap or drain.
  */
 export const serveApi = (options: Settings) =>
-  withApiLayers(Layer.unwrapEffect(Effect.map(apiOf(options), ({ app, middleware }) => HttpServer.serve(app, middleware)))).pipe(
+  onlyApiServices(withApiLayers(Layer.unwrapEffect(Effect.map(apiOf(options), ({ app, middleware }) => HttpServer.serve(app, middleware))))).pipe(
     // No span per request: no tracer is exported, and the span parsed the URL, redacted and
     // copied every header, and cost ~35 Effect operations a request (issue 19). The request id,
     // the access log and the metrics are the gateway's own (RequestEdge).
@@ -157,7 +161,7 @@ export class SwitchboardHttpApp extends Context.Tag("switchboard/SwitchboardHttp
  * with them under what its server gives it (its own request, scope and span win).
  */
 export const apiAppLayer = (options: Settings) =>
-  withApiLayers(Layer.effect(
+  onlyApiServices(withApiLayers(Layer.effect(
     SwitchboardHttpApp,
     Effect.gen(function*() {
       const { app, middleware } = yield* apiOf(options)
@@ -165,7 +169,7 @@ export const apiAppLayer = (options: Settings) =>
       const built = yield* Effect.context<Exclude<Effect.Effect.Context<typeof served>, HttpServerRequest.HttpServerRequest | Scope.Scope>>()
       return SwitchboardHttpApp.of(Effect.mapInputContext(served, (perRequest: Context.Context<HttpServerRequest.HttpServerRequest | Scope.Scope>) => Context.merge(built, perRequest)))
     })
-  ))
+  )))
 
 /**
  * Serves the embedder's app, made around the API's (`SwitchboardHttpApp`), on the context's
