@@ -114,7 +114,9 @@ const apiOf = (options: Settings) =>
 
 /**
  * What every way of serving the API reads: its routes and handlers, CORS, error shapes, the
- * OpenAPI document. Each way is built over the API's services only (`onlyApiServices`).
+ * OpenAPI document. `serveApi` and `apiAppLayer` build it over the API's services only
+ * (`onlyApiServices`); an app mounted in an embedder's server still runs each request with that
+ * server's context merged in (see `apiAppLayer`).
  */
 const withApiLayers = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   layer.pipe(
@@ -135,7 +137,8 @@ const withApiLayers = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
  * allow-list, draining, audit, metrics, the access log, CORS, OpenAPI and Swagger UI), served
  * on whatever `HttpServer` the context holds: the gateway's own (`HttpServerLive`) or an
  * embedder's. `ApiLive` alone is only the routes: served bare, a bad body would answer
- * `{"issues":[…]}` quoting the input, and nothing would cap or drain.
+ * `{"issues":[…]}` quoting the input, and nothing would cap or drain. It runs with the API's
+ * services only (`onlyApiServices`), not whatever else the context holds.
  */
 export const serveApi = (options: Settings) =>
   onlyApiServices(withApiLayers(Layer.unwrapEffect(Effect.map(apiOf(options), ({ app, middleware }) => HttpServer.serve(app, middleware))))).pipe(
