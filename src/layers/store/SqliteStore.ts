@@ -67,7 +67,8 @@ export const SqliteStoreLive = (
     yield* sql.unsafe(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
     yield* sql`PRAGMA foreign_keys = ON`
     yield* sql`PRAGMA synchronous = NORMAL`
-    // Checkpoints run on a thread of their own (walCheckpointer.ts); this connection's only past this.
+    // Checkpoints run mostly on a thread of their own (walCheckpointer.ts); this connection's
+    // only past this many pages, which under sustained writes is what starts the WAL over.
     yield* sql.unsafe(`PRAGMA wal_autocheckpoint = ${OWN_CHECKPOINT_PAGES}`)
     yield* runMigrations
     // At shutdown, before the client closes the file: fold the WAL into the database, so the

@@ -1,4 +1,4 @@
-import { Clock, Deferred, Duration, Effect, Runtime, Schedule } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Runtime, Schedule } from "effect"
 import { statSync } from "node:fs"
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
@@ -106,7 +106,11 @@ export const startCheckpointThread = (filename: string, driver?: string) =>
       stop
     )
   }).pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("SQLite checkpoint thread not started; the gateway's connection checkpoints instead", cause))
+    // An interruption (the store closing meanwhile) stays one, and is no failure to report.
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.logWarning("SQLite checkpoint thread not started; the gateway's connection checkpoints instead", cause))
   )
 
 /**
