@@ -23,7 +23,9 @@
  * `npm run bench` (builds first), `npm run bench:postgres` (BENCH_STORE=postgres: starts the test
  * suite's Postgres, see lib/postgres.ts). Environment:
  *   BENCH_DURATION     seconds of measured load per target (default 10)
- *   BENCH_WARMUP       seconds of warm-up load per target (default 2)
+ *   BENCH_WARMUP       seconds of warm-up load per target (default 10: V8 is still compiling the
+ *                      gateway's hot code on its background threads for the first ~15,000
+ *                      messages, ~0.1 ms of CPU per message; the warm-up's own figure is printed)
  *   BENCH_CONNECTIONS  concurrent connections (default 20)
  *   BENCH_STORE        sqlite (default) or postgres
  *   BENCH_TARGETS      which to run, comma-separated: node,httpapi,insert,switchboard (default all)
@@ -52,7 +54,7 @@ import { openStoreReader, sentOrBeyond, settleAfter, total, waitUntilNonePending
 import { SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard } from "./lib/switchboard.js"
 
 const DURATION = numberFromEnv("BENCH_DURATION", 10)
-const WARMUP = numberFromEnv("BENCH_WARMUP", 2)
+const WARMUP = numberFromEnv("BENCH_WARMUP", 10)
 const CONNECTIONS = Math.round(numberFromEnv("BENCH_CONNECTIONS", 20))
 const DRAIN_MAX = numberFromEnv("BENCH_DRAIN_MAX", 120)
 const STORE = storeFromEnv()
@@ -116,6 +118,9 @@ const reference = async (name: string, script: string, store: string | undefined
 interface SwitchboardFigures extends Measured {
   /** CPU ms per message from the start of the measured load until none was pending, or NaN. */
   readonly cpuMsPerMessageSent: number
+  /** The same over the warm-up, from its start (the JIT still compiling), or NaN. */
+  readonly warmUpCpuMsPerMessageSent: number
+  readonly warmUpMessages: number
   readonly drainSeconds: number
   readonly drained: boolean
   /** Messages that went out, of those stored in the measured window. */
@@ -142,9 +147,12 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
 
     // The warm-up's messages go out before the measured window starts, so that its CPU and its
     // "until sent" are the measured messages' own.
+    const warmCpuFrom = server.cpuSeconds()
     const warm = await load("switchboard warm-up", gateway.sendUrl, WARMUP, [429])
+    const warmDrainStart = performance.now()
     const warmDrain = await waitUntilNonePending(reader, sessionId, { maxSeconds: DRAIN_MAX, settleSeconds: settleAfter(warm.p99), mayStayPending: warm.cutOff })
     if (!warmDrain.drained) log(`WARNING: the warm-up's messages were still pending after ${DRAIN_MAX} s`)
+    const warmCpuToSent = server.cpuSeconds() - warmCpuFrom - idleCpuPerSecond * (since(warmDrainStart) - warmDrain.seconds)
     const before = await reader.statusCounts(sessionId)
     const acceptedBefore = 1 + warm.ok // the probe and the warm-up
     if (total(before) < acceptedBefore) problems.push(`switchboard: ${acceptedBefore - total(before)} message(s) accepted in the warm-up missing from the Store`)
@@ -183,6 +191,8 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
       cpuMsPerRequest: (cpuLoad * 1000) / requests,
       postgresMsPerRequest: (pgLoad * 1000) / requests,
       cpuMsPerMessageSent: drain.drained && sentInWindow > 0 ? (cpuToSent * 1000) / sentInWindow : NaN,
+      warmUpCpuMsPerMessageSent: warmDrain.drained && sentOrBeyond(before) > 0 ? (warmCpuToSent * 1000) / sentOrBeyond(before) : NaN,
+      warmUpMessages: sentOrBeyond(before),
       drainSeconds: drain.seconds,
       drained: drain.drained,
       messages: sentInWindow,
@@ -227,6 +237,7 @@ const report = (rows: ReadonlyArray<Measured>, gateway: SwitchboardFigures | und
     if (insert !== undefined) {
       console.log(`  that is ${ratio(gateway.cpuMsPerMessageSent, insert.cpuMsPerRequest)} the CPU of a request to the ${insert.name} server in this run`)
     }
+    console.log(`  in the warm-up before it (${fmt(gateway.warmUpMessages)} messages from a fresh process, V8 still compiling): ${fmt(gateway.warmUpCpuMsPerMessageSent, 2)} ms per message accepted and sent`)
     console.log(`  idle CPU with the session ready: ${gateway.idleCpuPercent.toFixed(1)} % of a core; RSS ${gateway.rss}`)
     console.log("")
     const target = insert === undefined ? undefined : RATIO_BAR * insert.load.okPerSecond
