@@ -12,6 +12,8 @@ const Database = require(require.resolve("better-sqlite3", {
 })) as new(file: string) => { prepare: (sql: string) => object; close: () => void }
 
 const counts = new Map<string, number>()
+/** Each statement counted, by its whole text (for its query plan). */
+const sources = new Set<string>()
 let counting = false
 
 const install = () => {
@@ -26,6 +28,7 @@ const install = () => {
       if (counting) {
         const key = this.source.replace(/\s+/g, " ").trim().slice(0, 110)
         counts.set(key, (counts.get(key) ?? 0) + 1)
+        sources.add(this.source)
       }
       return original.apply(this, args)
     }
@@ -35,12 +38,15 @@ const install = () => {
 export interface LedgerReading {
   readonly total: number
   readonly bySql: ReadonlyArray<readonly [string, number]>
+  /** The distinct statements, each whole. */
+  readonly statements: ReadonlyArray<string>
 }
 
 /** Counts every statement run while `during` runs (statements of anything else in the process included). */
 export const countStatements = async (during: () => Promise<void>): Promise<LedgerReading> => {
   install()
   counts.clear()
+  sources.clear()
   counting = true
   try {
     await during()
@@ -48,7 +54,7 @@ export const countStatements = async (during: () => Promise<void>): Promise<Ledg
     counting = false
   }
   const bySql = [...counts.entries()].sort((a, b) => b[1] - a[1])
-  return { total: bySql.reduce((sum, [, n]) => sum + n, 0), bySql }
+  return { total: bySql.reduce((sum, [, n]) => sum + n, 0), bySql, statements: [...sources] }
 }
 
 /** The reading as a table of statements per unit (e.g. per message), most frequent first. */
@@ -69,6 +75,30 @@ export const uncountedGet = <A>(file: string, sql: string, ...params: Array<unkn
   }
   try {
     return db.prepare(sql).get(...params)
+  } finally {
+    db.close()
+    counting = wasCounting
+  }
+}
+
+/**
+ * How SQLite would run each statement on this database file (`EXPLAIN QUERY PLAN`, its steps
+ * joined by " | "), with every parameter bound to NULL: the plan depends on the indexes and the
+ * statement's shape, not on the values.
+ */
+export const queryPlans = (file: string, statements: ReadonlyArray<string>): ReadonlyArray<{ readonly sql: string; readonly plan: string }> => {
+  install()
+  const wasCounting = counting
+  counting = false
+  const db = new Database(file) as unknown as {
+    prepare: (sql: string) => { all: (...params: Array<unknown>) => Array<{ detail: string }> }
+    close: () => void
+  }
+  try {
+    return statements.map((sql) => {
+      const parameters = (sql.match(/\?/g) ?? []).length
+      return { sql, plan: db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array(parameters).fill(null)).map((step) => step.detail).join(" | ") }
+    })
   } finally {
     db.close()
     counting = wasCounting
