@@ -204,6 +204,20 @@ describe("linking", () => {
 })
 
 describe("messaging", () => {
+  it.scoped("message ids are shaped like WhatsApp's and sort in the order they were made", () =>
+    Effect.gen(function*() {
+      const alice = yield* openReady("alice")
+      const bob = yield* openReady("bob")
+      const ids: Array<string> = []
+      for (let i = 0; i < 4; i++) {
+        ids.push((yield* alice.sendText(bob.chatId, `in order ${i}`)).engineMessageId)
+        // a millisecond of real time apart: within one millisecond only the time part is ordered
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
+      }
+      for (const id of ids) expect(id).toMatch(/^SB[0-9A-F]{20}$/)
+      expect([...ids].sort()).toEqual(ids)
+    }).pipe(Effect.provide(sandbox())))
+
   it.scoped("two sessions exchange a message: sent → delivered → read", () =>
     Effect.gen(function*() {
       const alice = yield* openReady("alice")

@@ -45,8 +45,14 @@ export const sandboxMeOf = (sessionId: string): Me => {
 
 export const isEchoPhone = (phone: string): boolean => phone.startsWith(echoPrefix)
 
-/** Like WhatsApp's own ids: a fixed prefix and random uppercase hex ("SB" + 20 hex digits). */
-export const newSandboxMessageId = (): string => "SB" + randomFromPool(10).toString("hex").toUpperCase()
+/**
+ * Shaped like WhatsApp's own ids: a fixed prefix and uppercase hex ("SB" + 20 hex digits). The
+ * first 12 digits are the time in milliseconds and the other 8 random, so an id made later
+ * sorts later: the Store's indexes on engine ids (the messages', the network's ledger) take each
+ * new one at their end, where random ids dirtied a page of their own apiece.
+ */
+export const newSandboxMessageId = (): string =>
+  "SB" + Date.now().toString(16).padStart(12, "0").toUpperCase() + randomFromPool(4).toString("hex").toUpperCase()
 
 export const newQrRef: Effect.Effect<string> = Effect.sync(() => randomBytes(12).toString("base64url"))
 
