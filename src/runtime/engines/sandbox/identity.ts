@@ -5,8 +5,8 @@ import type { Me } from "../../../domain/Session.js"
 
 /**
  * Identities and tokens of the simulated network. Phones and lids are pure functions of the
- * session id, so a sandbox session keeps its number across restarts and processes; only
- * one-off tokens (message ids, QR refs, pairing codes) are random.
+ * session id, so a sandbox session keeps its number across restarts and processes; one-off
+ * tokens (QR refs, pairing codes) are random, and message ids partly (the rest is the time).
  */
 
 /** 999 is an unassigned country calling code: a sandbox number can never reach a real phone. */
@@ -45,14 +45,33 @@ export const sandboxMeOf = (sessionId: string): Me => {
 
 export const isEchoPhone = (phone: string): boolean => phone.startsWith(echoPrefix)
 
+/** The sandbox's ids count milliseconds from here: 40 bits of them last until 2059. */
+const idEpochMillis = Date.UTC(2025, 0, 1)
+const idPartLimit = 2 ** 40
+const hex10 = (value: number) => value.toString(16).padStart(10, "0").toUpperCase()
+
+// The last id's two parts: within one millisecond the next id counts on from the last, so this
+// process never makes the same id twice and its ids sort in the order they were made.
+let lastIdMillis = -1
+let lastIdRandom = 0
+
 /**
  * Shaped like WhatsApp's own ids: a fixed prefix and uppercase hex ("SB" + 20 hex digits). The
- * first 12 digits are the time in milliseconds and the other 8 random, so an id made later
- * sorts later: the Store's indexes on engine ids (the messages', the network's ledger) take each
- * new one at their end, where random ids dirtied a page of their own apiece.
+ * first 10 digits are milliseconds since 2025, the other 10 random (40 bits, counting on within
+ * a millisecond), so the Store's indexes on engine ids (the messages', the network's ledger)
+ * take each new id at their end, where fully random ids dirtied a page of their own apiece.
+ * Ids of different processes (a cluster's runners) differ by their random part; a clock set back,
+ * or the time part wrapping after 2059, only costs the order.
  */
-export const newSandboxMessageId = (): string =>
-  "SB" + Date.now().toString(16).padStart(12, "0").toUpperCase() + randomFromPool(4).toString("hex").toUpperCase()
+export const newSandboxMessageId = (): string => {
+  const millis = (Date.now() - idEpochMillis) % idPartLimit
+  const random = millis === lastIdMillis
+    ? (lastIdRandom + 1) % idPartLimit
+    : randomFromPool(5).readUIntBE(0, 5)
+  lastIdMillis = millis
+  lastIdRandom = random
+  return "SB" + hex10(millis) + hex10(random)
+}
 
 export const newQrRef: Effect.Effect<string> = Effect.sync(() => randomBytes(12).toString("base64url"))
 
