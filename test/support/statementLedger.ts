@@ -64,43 +64,42 @@ export const perUnitTable = (title: string, reading: LedgerReading, units: numbe
     ...reading.bySql.map(([sql, n]) => `  ${(n / units).toFixed(2).padStart(6)}  ${sql}`)
   ].join("\n")
 
-/** A read of the database that the ledger does not count (the test watching, not the gateway working). */
-export const uncountedGet = <A>(file: string, sql: string, ...params: Array<unknown>): A => {
+interface UncountedConnection {
+  readonly prepare: (sql: string) => {
+    readonly get: (...params: Array<unknown>) => unknown
+    readonly all: (...params: Array<unknown>) => Array<unknown>
+  }
+}
+
+/** A connection of its own to the file, whose statements the ledger does not count, for `use`. */
+const withUncountedConnection = <A>(file: string, use: (db: UncountedConnection) => A): A => {
   install()
   const wasCounting = counting
   counting = false
-  const db = new Database(file) as unknown as {
-    prepare: (sql: string) => { get: (...params: Array<unknown>) => A }
-    close: () => void
-  }
+  const db = new Database(file) as unknown as UncountedConnection & { close: () => void }
   try {
-    return db.prepare(sql).get(...params)
+    return use(db)
   } finally {
     db.close()
     counting = wasCounting
   }
 }
 
+/** A read of the database that the ledger does not count (the test watching, not the gateway working). */
+export const uncountedGet = <A>(file: string, sql: string, ...params: Array<unknown>): A =>
+  withUncountedConnection(file, (db) => db.prepare(sql).get(...params) as A)
+
+/** The `?` parameters of a statement, not counting a `?` inside a quoted literal or name. */
+const positionalParameters = (sql: string) => (sql.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"/g, "").match(/\?/g) ?? []).length
+
 /**
  * How SQLite would run each statement on this database file (`EXPLAIN QUERY PLAN`, its steps
- * joined by " | "), with every parameter bound to NULL: the plan depends on the indexes and the
- * statement's shape, not on the values.
+ * joined by " | "), with every parameter bound to NULL. The gateway never runs ANALYZE, so with no
+ * statistics to weigh them the plan follows from the indexes and the statement's shape alone.
  */
-export const queryPlans = (file: string, statements: ReadonlyArray<string>): ReadonlyArray<{ readonly sql: string; readonly plan: string }> => {
-  install()
-  const wasCounting = counting
-  counting = false
-  const db = new Database(file) as unknown as {
-    prepare: (sql: string) => { all: (...params: Array<unknown>) => Array<{ detail: string }> }
-    close: () => void
-  }
-  try {
-    return statements.map((sql) => {
-      const parameters = (sql.match(/\?/g) ?? []).length
-      return { sql, plan: db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array(parameters).fill(null)).map((step) => step.detail).join(" | ") }
-    })
-  } finally {
-    db.close()
-    counting = wasCounting
-  }
-}
+export const queryPlans = (file: string, statements: ReadonlyArray<string>): ReadonlyArray<{ readonly sql: string; readonly plan: string }> =>
+  withUncountedConnection(file, (db) =>
+    statements.map((sql) => {
+      const steps = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array(positionalParameters(sql)).fill(null)) as Array<{ detail: string }>
+      return { sql, plan: steps.map((step) => step.detail).join(" | ") }
+    }))
