@@ -23,9 +23,10 @@
  * `npm run bench` (builds first), `npm run bench:postgres` (BENCH_STORE=postgres: starts the test
  * suite's Postgres, see lib/postgres.ts). Environment:
  *   BENCH_DURATION     seconds of measured load per target (default 10)
- *   BENCH_WARMUP       seconds of warm-up load per target (default 10: V8 is still compiling the
- *                      gateway's hot code on its background threads for the first ~15,000
- *                      messages, ~0.1 ms of CPU per message; the warm-up's own figure is printed)
+ *   BENCH_WARMUP       seconds of warm-up load per target (default 10: after 1,500 messages V8
+ *                      was still compiling the gateway's hot code on its background threads,
+ *                      ~0.08 ms of CPU per message over the next 10,000; the warm-up's own
+ *                      figure is printed)
  *   BENCH_CONNECTIONS  concurrent connections (default 20)
  *   BENCH_STORE        sqlite (default) or postgres
  *   BENCH_TARGETS      which to run, comma-separated: node,httpapi,insert,switchboard (default all)
@@ -50,7 +51,7 @@ import { type BenchPostgres, startBenchPostgres } from "./lib/postgres.js"
 import { cpuSeconds, machineLoad } from "./lib/proc.js"
 import { killAllServers, type ServerProcess, startServer } from "./lib/processes.js"
 import { bar, finishBenchmark, fmt, log, mb, numberFromEnv, ratio, since, storeFromEnv, table } from "./lib/report.js"
-import { openStoreReader, sentOrBeyond, settleAfter, total, waitUntilNonePending } from "./lib/storeReader.js"
+import { type Drain, openStoreReader, sentOrBeyond, settleAfter, total, waitUntilNonePending } from "./lib/storeReader.js"
 import { SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard } from "./lib/switchboard.js"
 
 const DURATION = numberFromEnv("BENCH_DURATION", 10)
@@ -120,6 +121,7 @@ interface SwitchboardFigures extends Measured {
   readonly cpuMsPerMessageSent: number
   /** The same over the warm-up, from its start (the JIT still compiling), or NaN. */
   readonly warmUpCpuMsPerMessageSent: number
+  /** Messages of the warm-up that went out. */
   readonly warmUpMessages: number
   readonly drainSeconds: number
   readonly drained: boolean
@@ -145,15 +147,21 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
     const idleCpuPerSecond = (server.cpuSeconds() - idleFrom) / 2
     const rssBefore = server.rssKb()
 
+    /** CPU seconds from `from` until the last message went out: less the idle CPU of the quiet time waited after it. */
+    const cpuUntilLastSent = (from: number, drainStart: number, drain: Drain) =>
+      server.cpuSeconds() - from - idleCpuPerSecond * (since(drainStart) - drain.seconds)
+
     // The warm-up's messages go out before the measured window starts, so that its CPU and its
     // "until sent" are the measured messages' own.
+    const beforeWarmUp = await reader.statusCounts(sessionId) // the probe's message
     const warmCpuFrom = server.cpuSeconds()
     const warm = await load("switchboard warm-up", gateway.sendUrl, WARMUP, [429])
     const warmDrainStart = performance.now()
     const warmDrain = await waitUntilNonePending(reader, sessionId, { maxSeconds: DRAIN_MAX, settleSeconds: settleAfter(warm.p99), mayStayPending: warm.cutOff })
     if (!warmDrain.drained) log(`WARNING: the warm-up's messages were still pending after ${DRAIN_MAX} s`)
-    const warmCpuToSent = server.cpuSeconds() - warmCpuFrom - idleCpuPerSecond * (since(warmDrainStart) - warmDrain.seconds)
+    const warmCpuToSent = cpuUntilLastSent(warmCpuFrom, warmDrainStart, warmDrain)
     const before = await reader.statusCounts(sessionId)
+    const sentInWarmUp = sentOrBeyond(before) - sentOrBeyond(beforeWarmUp)
     const acceptedBefore = 1 + warm.ok // the probe and the warm-up
     if (total(before) < acceptedBefore) problems.push(`switchboard: ${acceptedBefore - total(before)} message(s) accepted in the warm-up missing from the Store`)
 
@@ -170,9 +178,7 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
       settleSeconds: settleAfter(result.p99),
       mayStayPending: warmDrain.pending + result.cutOff
     })
-    // Up to the last message out: less the idle CPU of the quiet time waited after it.
-    const quietSeconds = since(drainStart) - drain.seconds
-    const cpuToSent = server.cpuSeconds() - cpuFrom - idleCpuPerSecond * quietSeconds
+    const cpuToSent = cpuUntilLastSent(cpuFrom, drainStart, drain)
 
     // Every 2xx means "stored"; a request cut off in flight at the end of a load may have been
     // stored too (the client never saw its 201): accepted <= stored <= accepted + cut off.
@@ -191,8 +197,8 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
       cpuMsPerRequest: (cpuLoad * 1000) / requests,
       postgresMsPerRequest: (pgLoad * 1000) / requests,
       cpuMsPerMessageSent: drain.drained && sentInWindow > 0 ? (cpuToSent * 1000) / sentInWindow : NaN,
-      warmUpCpuMsPerMessageSent: warmDrain.drained && sentOrBeyond(before) > 0 ? (warmCpuToSent * 1000) / sentOrBeyond(before) : NaN,
-      warmUpMessages: sentOrBeyond(before),
+      warmUpCpuMsPerMessageSent: warmDrain.drained && sentInWarmUp > 0 ? (warmCpuToSent * 1000) / sentInWarmUp : NaN,
+      warmUpMessages: sentInWarmUp,
       drainSeconds: drain.seconds,
       drained: drain.drained,
       messages: sentInWindow,
