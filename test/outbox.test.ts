@@ -48,6 +48,15 @@ for (const backend of storeBackends("outbox.test.ts")) {
           yield* outbox.markDispatched([event!.id])
           expect(yield* outbox.undispatched(10)).toEqual([])
           expect(Option.fromNullable(yield* outbox.find(event!.id))).toEqual(Option.some(event))
+
+          // With no webhook to fan out to, the oldest waiting events are marked as they stand.
+          const waiting = Array.from({ length: 5 }, (_, n) => makeEvent("session.status", row.id, { status: "ready", previousStatus: "created", reason: `${n}` }))
+          yield* outbox.appendAll(waiting)
+          expect(yield* outbox.markOldestDispatched(3)).toBe(3)
+          expect((yield* outbox.undispatched(10)).map((left) => left.id)).toEqual(waiting.slice(3).map((left) => left.id))
+          expect(yield* outbox.markOldestDispatched(10)).toBe(2)
+          expect(yield* outbox.markOldestDispatched(10)).toBe(0)
+          expect(Option.fromNullable(yield* outbox.find(waiting[4]!.id))).toEqual(Option.some(waiting[4]))
         }).pipe(Effect.provide(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings)))))
       }))
     it.scopedLive("live subscribers hear an event once its change has committed, and never one that rolled back", () =>

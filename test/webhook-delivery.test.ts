@@ -396,6 +396,23 @@ describe("webhook delivery", () => {
       expect(receiver.received.every((r) => r.headers["x-webhook-event"] === "message.ack")).toBe(true)
     }))
 
+  it.scopedLive("with no webhook, waiting events are marked many a pass; a webhook added later gets what follows it", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver()
+      const h = yield* startDispatcher()
+      expect(yield* h.webhooks.cached()).toEqual([]) // the copy the fan-out looks at, fresh for a second
+      const before = Array.from({ length: 1_500 }, (_, n) => makeEvent("message.revoked", "s1", { messageId: `m${n}`, chatId: "15550001111@c.us", by: "15550001111@c.us" }))
+      yield* h.outbox.appendAll(before)
+      yield* eventually(h.outbox.undispatched(10), (waiting) => waiting.length === 0, "1 second")
+
+      const row = yield* h.addWebhook(receiver.url)
+      const after = yield* h.emit("message.received")
+      const [delivery] = yield* eventually(h.deliveriesOf(row.id), (list) => list.length === 1 && list[0]!.status === "delivered")
+      expect(delivery!.eventId).toBe(after.id)
+      yield* Effect.sleep("200 millis")
+      expect(receiver.received.map((request) => JSON.parse(request.body).id)).toEqual([after.id])
+    }))
+
   it.scopedLive("events written while no one was listening (after a restart) are delivered by the poll", () =>
     Effect.gen(function*() {
       const receiver = yield* startReceiver()

@@ -57,6 +57,14 @@ export const SqlEventRepo = Layer.effect(
       (ids: ReadonlyArray<string>) =>
         ids.length === 0 ? Effect.void : Effect.asVoid(sql`UPDATE events SET dispatched = 1 WHERE id IN ${sql.in(ids)}`))
 
+    /** With no webhook to fan out to, what was waiting is marked as it stands: no row is read or parsed. */
+    const markOldestDispatched = storeOperation(
+      (limit: number) =>
+        sql<{ readonly id: string }>`UPDATE events SET dispatched = 1
+          WHERE id IN (SELECT id FROM events WHERE dispatched = 0 ORDER BY id LIMIT ${limit}) RETURNING id`.pipe(
+          Effect.map((rows) => rows.length)
+        ))
+
     /** Events after `afterId` (exclusive) matching the filter, oldest first: a live stream's replay. */
     const after = storeOperation(
       (afterId: string, filter: EventFilter, limit: number) => {
@@ -92,6 +100,6 @@ export const SqlEventRepo = Layer.effect(
           Effect.map((rows) => rows.length)
         ))
 
-    return { appendAll, appendDispatched, undispatched, markDispatched, after, find, prune, pruneSettled } as const
+    return { appendAll, appendDispatched, undispatched, markDispatched, markOldestDispatched, after, find, prune, pruneSettled } as const
   })
 )

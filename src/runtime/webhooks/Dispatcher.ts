@@ -150,7 +150,7 @@ export const makeWebhookDispatcher = (options: DispatcherOptions, cluster: Clust
       const shares = new Set(result.deliveries.map((delivery) => shareOf(delivery.webhookId, share.count)))
       shares.delete(share.index)
       if (shares.size > 0) yield* Effect.forkDaemon(cluster.wakeShares([...shares]))
-      if (result.events < options.batchSize) yield* published.wait(options.pollInterval)
+      if (!result.more) yield* published.wait(options.pollInterval)
     })
 
     const prune = Effect.gen(function*() {

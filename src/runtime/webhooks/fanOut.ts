@@ -8,11 +8,16 @@ import { WebhookRepo, webhookWants } from "../ports/store/WebhookRepo.js"
 
 /** What one fan-out pass did. */
 export interface FanOutResult {
-  /** Events taken from the outbox (a full batch means more may be waiting). */
+  /** Events taken from the outbox. */
   readonly events: number
+  /** The pass took as many as it could: more may be waiting. */
+  readonly more: boolean
   /** The deliveries made, due now, each with its event: what a worker can take without a claim. */
   readonly deliveries: ReadonlyArray<DueDelivery>
 }
+
+/** With no webhook, a pass marks up to this many batches' worth of events at once. */
+const UNREAD_BATCHES = 10
 
 /**
  * The fan-out: takes the oldest undispatched events and, in one transaction, makes a pending
@@ -20,6 +25,8 @@ export interface FanOutResult {
  * three statements a batch (the webhooks are matched against the repository's kept copy).
  * A crash between the two cannot happen, so every event gets its deliveries exactly once.
  * `webhook.test` events are marked and never fanned out: a test goes to its own webhook only.
+ * While the kept copy says there is no webhook at all, the waiting events are marked as they
+ * stand, more of them a pass (nothing is read, parsed or matched): one UPDATE a pass.
  */
 export const makeFanOut = Effect.gen(function*() {
   const events = yield* EventRepo
@@ -29,6 +36,11 @@ export const makeFanOut = Effect.gen(function*() {
 
   return (batchSize: number): Effect.Effect<FanOutResult, StoreUnavailable> =>
     transactionally(Effect.gen(function*() {
+      if (webhooks.kept()?.length === 0) {
+        const limit = batchSize * UNREAD_BATCHES
+        const marked = yield* events.markOldestDispatched(limit)
+        return { events: marked, more: marked === limit, deliveries: [] }
+      }
       const batch = yield* events.undispatched(batchSize)
       const at = new Date(yield* Clock.currentTimeMillis).toISOString()
       // The kept copy once for the batch, matched in memory: no Effect per event (issue 19).
@@ -45,6 +57,6 @@ export const makeFanOut = Effect.gen(function*() {
       let next = 0
       const due = made.flatMap(({ event, webhookIds }) =>
         webhookIds.map((webhookId): DueDelivery => ({ id: ids[next++]!, webhookId, eventId: event.id, attempts: 0, event })))
-      return { events: batch.length, deliveries: due }
+      return { events: batch.length, more: batch.length === batchSize, deliveries: due }
     }))
 })

@@ -18,6 +18,8 @@ export class EventRepo extends Context.Tag("switchboard/EventRepo")<EventRepo, {
   readonly appendDispatched: (event: DomainEvent) => Effect.Effect<void, StoreUnavailable>
   readonly undispatched: (limit: number) => Effect.Effect<DomainEvent[], StoreUnavailable>
   readonly markDispatched: (ids: readonly string[]) => Effect.Effect<void, StoreUnavailable>
+  /** Marks the oldest undispatched events (at most `limit`) dispatched without reading them; how many it marked. */
+  readonly markOldestDispatched: (limit: number) => Effect.Effect<number, StoreUnavailable>
   readonly after: (afterId: string, filter: EventFilter, limit: number) => Effect.Effect<DomainEvent[], StoreUnavailable>
   readonly find: (id: string) => Effect.Effect<DomainEvent, StoreUnavailable>
   readonly prune: (before: string) => Effect.Effect<number, StoreUnavailable>
