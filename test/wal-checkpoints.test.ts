@@ -96,32 +96,3 @@ describe("SQLite checkpoints on a thread of their own", () => {
     await second.exited
   }, 60_000)
 })
-
-describe("SQLite's statement journals", () => {
-  it("keeps a big statement's journal in memory: no temporary file is opened for it", async () => {
-    const file = path.join(tempDir("switchboard-stmt-journal-"), "store.db")
-    /** SQLite's temporary files (named etilqs_…, unlinked as soon as they are opened) this process holds open. */
-    const temporaryFiles = () => fs.readdirSync("/proc/self/fd").flatMap((fd) => {
-      try {
-        const target = fs.readlinkSync(`/proc/self/fd/${fd}`)
-        return target.includes("etilqs_") ? [target] : []
-      } catch {
-        return []
-      }
-    })
-    const seen = await Effect.runPromise(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE notes (id INTEGER PRIMARY KEY, note TEXT NOT NULL)`
-      yield* sql`INSERT INTO notes ${sql.insert(Array.from({ length: 300 }, (_, n) => ({ id: n + 1, note: "x".repeat(2_000) })))}`
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`INSERT INTO notes ${sql.insert({ id: 0, note: "first" })}`
-        // One statement changing ~150 pages after another in the same transaction: it may fail
-        // half-way (a NOT NULL note) and then must be undone alone, so SQLite keeps the pages it
-        // changes as they were (~600 KB here, past the 64 KB SQLite holds in memory by default).
-        yield* sql`UPDATE notes SET note = ${"y".repeat(2_000)} WHERE id > 0`
-        return temporaryFiles()
-      }))
-    }).pipe(Effect.scoped, Effect.provide(storeLayerFromUrl(`sqlite:${file}`))))
-    expect(seen).toEqual([])
-  })
-})

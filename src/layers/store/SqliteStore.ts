@@ -67,11 +67,6 @@ export const SqliteStoreLive = (
     yield* sql.unsafe(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
     yield* sql`PRAGMA foreign_keys = ON`
     yield* sql`PRAGMA synchronous = NORMAL`
-    // A statement of a multi-statement transaction keeps the pages it changes in a statement
-    // journal (so that it alone can be undone); past 64 KB SQLite spilled it to a temporary
-    // file in /var/tmp, opened and unlinked per transaction: under load as many page writes as
-    // the WAL's own. In memory it is a copy, with no system call.
-    yield* sql`PRAGMA temp_store = MEMORY`
     // Checkpoints run mostly on a thread of their own (walCheckpointer.ts); this connection's
     // only past this many pages, which under sustained writes is what starts the WAL over.
     yield* sql.unsafe(`PRAGMA wal_autocheckpoint = ${OWN_CHECKPOINT_PAGES}`)
