@@ -10,6 +10,7 @@ import { DeliveryRepo } from "../src/runtime/ports/store/DeliveryRepo.js"
 import { EventRepo } from "../src/runtime/ports/store/EventRepo.js"
 import { WebhookRepo, type WebhookRow } from "../src/runtime/ports/store/WebhookRepo.js"
 import { type DispatcherOptions, WebhookDispatcher } from "../src/runtime/webhooks/Dispatcher.js"
+import { makeFanOut } from "../src/runtime/webhooks/fanOut.js"
 import { defaultRetrySchedule, retryDelay } from "../src/runtime/webhooks/retrySchedule.js"
 import { Events } from "../src/runtime/Events.js"
 import { type DomainEvent, type EventKind } from "../src/domain/Events.js"
@@ -396,7 +397,38 @@ describe("webhook delivery", () => {
       expect(receiver.received.every((r) => r.headers["x-webhook-event"] === "message.ack")).toBe(true)
     }))
 
-  it.scopedLive("with no webhook, waiting events are marked many a pass; a webhook added later gets what follows it", () =>
+  it.scoped("a fan-out pass with no webhook marks up to ten batches unread; with the copy expired it reads as before", () =>
+    Effect.gen(function*() {
+      const settings = yield* testSettings()
+      // The Store's own repositories, but the kept copy of the webhooks is what the test says,
+      // and every read of the webhooks is counted.
+      let kept: ReadonlyArray<WebhookRow> | undefined = []
+      let webhookReads = 0
+      const controlledWebhooks = Layer.effect(WebhookRepo, Effect.map(WebhookRepo, (real) => ({
+        ...real,
+        kept: () => kept,
+        cached: () => Effect.suspend(() => (webhookReads++, real.cached()))
+      })))
+      const context = yield* Layer.build(Layer.provideMerge(controlledWebhooks, storeFromSettings(settings))).pipe(Effect.orDie)
+      const outbox = Context.get(context, EventRepo)
+      const fanOut = yield* Effect.provide(makeFanOut, context)
+      const revoked = (n: number) => makeEvent("message.revoked", "s1", { messageId: `m${n}`, chatId: "15550001111@c.us", by: "15550001111@c.us" })
+      const waiting = Array.from({ length: 1_500 }, (_, n) => revoked(n))
+      yield* outbox.appendAll(waiting)
+
+      expect(yield* fanOut(100)).toEqual({ events: 1_000, more: true, deliveries: [] })
+      expect((yield* outbox.undispatched(1))[0]!.id).toBe(waiting[1_000]!.id)
+      expect(yield* fanOut(100)).toEqual({ events: 500, more: false, deliveries: [] })
+      expect(webhookReads).toBe(0)
+
+      kept = undefined // the copy expired: the events are read and matched against a fresh one
+      yield* outbox.appendAll([revoked(1_500), revoked(1_501)])
+      expect(yield* fanOut(100)).toEqual({ events: 2, more: false, deliveries: [] })
+      expect(webhookReads).toBe(1)
+      expect(yield* outbox.undispatched(10)).toEqual([])
+    }))
+
+  it.scopedLive("with no webhook, waiting events are marked; a webhook added later gets what follows it", () =>
     Effect.gen(function*() {
       const receiver = yield* startReceiver()
       const h = yield* startDispatcher()

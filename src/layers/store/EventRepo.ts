@@ -61,7 +61,7 @@ export const SqlEventRepo = Layer.effect(
     const markOldestDispatched = storeOperation(
       (limit: number) =>
         sql<{ readonly id: string }>`UPDATE events SET dispatched = 1
-          WHERE id IN (SELECT id FROM events WHERE dispatched = 0 ORDER BY id LIMIT ${limit}) RETURNING id`.pipe(
+          WHERE id IN (SELECT id FROM events WHERE dispatched = 0 ORDER BY id LIMIT ${limit}) AND dispatched = 0 RETURNING id`.pipe(
           Effect.map((rows) => rows.length)
         ))
 

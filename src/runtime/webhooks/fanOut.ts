@@ -36,6 +36,8 @@ export const makeFanOut = Effect.gen(function*() {
 
   return (batchSize: number): Effect.Effect<FanOutResult, StoreUnavailable> =>
     transactionally(Effect.gen(function*() {
+      // Looked at inside the transaction, like the copy read below: on SQLite a webhook created
+      // while the pass runs commits after it (one connection), and the next pass sees it.
       if (webhooks.kept()?.length === 0) {
         const limit = batchSize * UNREAD_BATCHES
         const marked = yield* events.markOldestDispatched(limit)
