@@ -42,5 +42,21 @@ await esbuild.build({
       // A bare import of any other package stays an import (node: builtins included).
       build.onResolve({ filter: /^[^./]/ }, (args) => bundled.test(args.path) ? undefined : { path: args.path, external: true })
     }
+  }, {
+    // The Swagger UI page's 2 MB of script (a string in @effect/platform's HttpApiSwagger) is
+    // for the first request of /api/docs, which imports src/http/swaggerPage.ts when it comes.
+    // esbuild puts a module in the chunks of every entry that can reach it, used or not: through
+    // the package's index, which re-exports HttpApiSwagger, the gateway's start reached it,
+    // and the script landed in a chunk every start parses (~0.1 s). swaggerPage.ts imports the
+    // module by its own path, so the index need not re-export it.
+    name: "swagger-ui-on-demand",
+    setup(build) {
+      build.onLoad({ filter: /[\\/]@effect[\\/]platform[\\/]dist[\\/]esm[\\/]index\.js$/ }, async (args) => {
+        const source = await fs.promises.readFile(args.path, "utf8")
+        const reexport = /^export \* as HttpApiSwagger from "\.\/HttpApiSwagger\.js";\n/m
+        if (!reexport.test(source)) throw new Error(`${args.path} no longer re-exports HttpApiSwagger as expected: see swagger-ui-on-demand`)
+        return { contents: source.replace(reexport, ""), loader: "js", resolveDir: path.dirname(args.path) }
+      })
+    }
   }]
 })

@@ -1,4 +1,6 @@
-import { type HttpApi, HttpApiSwagger, HttpLayerRouter } from "@effect/platform"
+import { type HttpApi, HttpLayerRouter } from "@effect/platform"
+// By its own path, not from the package's index: see scripts/bundle.mjs (swagger-ui-on-demand).
+import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 
 /**
  * The Swagger UI page of `api` at `path`, as `HttpApiSwagger` makes it, served by a router of
