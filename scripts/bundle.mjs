@@ -43,20 +43,29 @@ await esbuild.build({
       build.onResolve({ filter: /^[^./]/ }, (args) => bundled.test(args.path) ? undefined : { path: args.path, external: true })
     }
   }, {
-    // The Swagger UI page's 2 MB of script (a string in @effect/platform's HttpApiSwagger) is
-    // for the first request of /api/docs, which imports src/http/swaggerPage.ts when it comes.
-    // esbuild puts a module in the chunks of every entry that can reach it, used or not: through
-    // the package's index, which re-exports HttpApiSwagger, the gateway's start reached it,
-    // and the script landed in a chunk every start parses (~0.1 s). swaggerPage.ts imports the
-    // module by its own path, so the index need not re-export it.
-    name: "swagger-ui-on-demand",
+    // Code for what only some gateways ever do stays out of the chunks every start parses:
+    // the Swagger UI page's 2 MB of script (a string in @effect/platform's HttpApiSwagger), for
+    // the first request of /api/docs; the cluster's sockets (@effect/platform-node's
+    // NodeClusterSocket, and with it @effect/cluster and @effect/rpc, ~240 KB), for CLUSTER=on.
+    // Both are imported only by modules loaded on demand (src/http/swaggerPage.ts,
+    // src/app/ClusterTopology.ts). But esbuild puts a module in the chunks of every entry that can
+    // reach it, used or not, and every start reached these through their package's index,
+    // which re-exports them. Those modules import them by their own paths, and the indexes
+    // bundled here drop the re-exports (the build fails if an index no longer has one).
+    name: "on-demand-modules-out-of-indexes",
     setup(build) {
-      build.onLoad({ filter: /[\\/]@effect[\\/]platform[\\/]dist[\\/]esm[\\/]index\.js$/ }, async (args) => {
-        const source = await fs.promises.readFile(args.path, "utf8")
-        const reexport = /^export \* as HttpApiSwagger from "\.\/HttpApiSwagger\.js";\n/m
-        if (!reexport.test(source)) throw new Error(`${args.path} no longer re-exports HttpApiSwagger as expected: see swagger-ui-on-demand`)
-        return { contents: source.replace(reexport, ""), loader: "js", resolveDir: path.dirname(args.path) }
-      })
+      const onDemand = [
+        { index: /[\\/]@effect[\\/]platform[\\/]dist[\\/]esm[\\/]index\.js$/, module: "HttpApiSwagger" },
+        { index: /[\\/]@effect[\\/]platform-node[\\/]dist[\\/]esm[\\/]index\.js$/, module: "NodeClusterSocket" }
+      ]
+      for (const { index, module } of onDemand) {
+        build.onLoad({ filter: index }, async (args) => {
+          const source = await fs.promises.readFile(args.path, "utf8")
+          const reexport = `export * as ${module} from "./${module}.js";\n`
+          if (!source.includes(reexport)) throw new Error(`${args.path} no longer re-exports ${module} as expected (scripts/bundle.mjs)`)
+          return { contents: source.replace(reexport, ""), loader: "js", resolveDir: path.dirname(args.path) }
+        })
+      }
     }
   }]
 })

@@ -34,17 +34,29 @@ const loadedToStart = async (env: Record<string, string>) => {
   return loaded()
 }
 
-/** The backends a gateway may load, each by its chunk of the bundle and its packages. */
-const backends = {
-  postgres: /\/dist\/bundle\/PgStore-|\/node_modules\/pg\//,
-  redis: /\/dist\/bundle\/RedisCache-|\/node_modules\/ioredis\//,
-  s3: /\/dist\/bundle\/S3MediaStore-|\/node_modules\/@aws-sdk\//,
-  cluster: /\/dist\/bundle\/ClusterTopology-/,
-  baileys: /\/dist\/bundle\/BaileysEngine-|\/node_modules\/@whiskeysockets\/baileys\//
+/**
+ * The backends a gateway may load, each by its chunk of the bundle and its packages, and (the
+ * cluster) by its packages' code in whichever chunk of the bundle it sits: the bundler's source
+ * comments name the package. Once in a chunk shared with what every start needs, @effect/cluster
+ * was parsed by every start though only CLUSTER=on uses it.
+ */
+const backends: Record<string, { readonly files: RegExp; readonly bundledCode?: string }> = {
+  postgres: { files: /\/dist\/bundle\/PgStore-|\/node_modules\/pg\// },
+  redis: { files: /\/dist\/bundle\/RedisCache-|\/node_modules\/ioredis\// },
+  s3: { files: /\/dist\/bundle\/S3MediaStore-|\/node_modules\/@aws-sdk\// },
+  cluster: { files: /\/dist\/bundle\/ClusterTopology-/, bundledCode: "// node_modules/@effect/cluster/" },
+  baileys: { files: /\/dist\/bundle\/BaileysEngine-|\/node_modules\/@whiskeysockets\/baileys\// }
 }
 
+/** Whether any of the bundle's chunks among `urls` holds `text`. */
+const bundleHolds = (urls: ReadonlyArray<string>, text: string) =>
+  urls.filter((url) => /\/dist\/bundle\//.test(url)).some((url) => fs.readFileSync(fileURLToPath(url), "utf8").includes(text))
+
 const loadedBackends = (urls: ReadonlyArray<string>) =>
-  Object.entries(backends).filter(([, pattern]) => urls.some((url) => pattern.test(url))).map(([name]) => name)
+  Object.entries(backends)
+    .filter(([, { bundledCode, files }]) =>
+      urls.some((url) => files.test(url)) || (bundledCode !== undefined && bundleHolds(urls, bundledCode)))
+    .map(([name]) => name)
 
 describe("starting the built gateway", () => {
   it("on the embedded defaults with the sandbox engine, loads none of the other backends", async () => {
@@ -58,9 +70,7 @@ describe("starting the built gateway", () => {
     const swaggerPage = (urls: ReadonlyArray<string>) => urls.some((url) => /\/dist\/bundle\/swaggerPage-/.test(url))
     // The script itself, in whichever chunk the bundler put it: once in a chunk shared with
     // what the API needs at start, it was parsed by every start (~0.1 s) though no page was asked for.
-    const swaggerScript = (urls: ReadonlyArray<string>) =>
-      urls.filter((url) => /\/dist\/bundle\//.test(url))
-        .some((url) => fs.readFileSync(fileURLToPath(url), "utf8").includes("swagger-ui-bundle.js.LICENSE"))
+    const swaggerScript = (urls: ReadonlyArray<string>) => bundleHolds(urls, "swagger-ui-bundle.js.LICENSE")
     expect(swaggerPage(loaded())).toBe(false)
     expect(swaggerScript(loaded())).toBe(false)
     const docs = await gateway.call("GET", "/api/docs", { key: null })

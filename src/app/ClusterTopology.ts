@@ -7,7 +7,8 @@ import {
   SqlMessageStorage,
   SqlRunnerStorage
 } from "@effect/cluster"
-import { NodeClusterSocket } from "@effect/platform-node"
+// By its own path, not from the package's index: see scripts/bundle.mjs (on-demand-modules-out-of-indexes).
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { RpcSerialization } from "@effect/rpc"
 import { Duration, Layer, Option } from "effect"
 import { ClusterCachedCopiesLive } from "../runtime/cluster/ClusterCachedCopies.js"

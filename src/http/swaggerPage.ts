@@ -1,5 +1,5 @@
 import { type HttpApi, HttpLayerRouter } from "@effect/platform"
-// By its own path, not from the package's index: see scripts/bundle.mjs (swagger-ui-on-demand).
+// By its own path, not from the package's index: see scripts/bundle.mjs (on-demand-modules-out-of-indexes).
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 
 /**
