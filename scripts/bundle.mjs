@@ -24,7 +24,7 @@ const bundled = /^(effect|@effect\/[^/]+)(\/|$)/
 // Chunks are named by their content's hash: the last build's would otherwise pile up.
 fs.rmSync(path.join(root, "dist/bundle"), { recursive: true, force: true })
 
-await esbuild.build({
+const result = await esbuild.build({
   absWorkingDir: root,
   entryPoints: ["dist/main.js"],
   outdir: "dist/bundle",
@@ -36,6 +36,9 @@ await esbuild.build({
   sourcemap: true,
   legalComments: "none",
   logLevel: "warning",
+  // A module read through an index that no longer re-exports it is undefined: fail instead.
+  logOverride: { "import-is-undefined": "error" },
+  metafile: true,
   plugins: [{
     name: "only-effect-packages",
     setup(build) {
@@ -46,7 +49,7 @@ await esbuild.build({
     // Code for what only some gateways ever do stays out of the chunks every start parses:
     // the Swagger UI page's 2 MB of script (a string in @effect/platform's HttpApiSwagger), for
     // the first request of /api/docs; the cluster's sockets (@effect/platform-node's
-    // NodeClusterSocket, and with it @effect/cluster and @effect/rpc, ~240 KB), for CLUSTER=on.
+    // NodeClusterSocket, and with it @effect/cluster, ~180 KB), for CLUSTER=on.
     // Both are imported only by modules loaded on demand (src/http/swaggerPage.ts,
     // src/app/ClusterTopology.ts). But esbuild puts a module in the chunks of every entry that can
     // reach it, used or not, and every start reached these through their package's index,
@@ -69,3 +72,26 @@ await esbuild.build({
     }
   }]
 })
+
+// What only some gateways load must stay out of what every start loads (the chunks main.js
+// imports statically, and theirs): a module re-exported by an index the start reaches lands
+// there otherwise (see on-demand-modules-out-of-indexes). Checked here, at build time. Of
+// @effect/rpc, every start needs the definitions of the engine's operations (Rpc, RpcGroup and
+// what they use: src/runtime/EngineCall.ts); its servers, clients and serializers are the cluster's.
+const onDemandOnly = new RegExp([
+  String.raw`node_modules/@effect/(cluster|workflow)/`,
+  String.raw`node_modules/@effect/rpc/dist/esm/(?!(Rpc|RpcGroup|RpcSchema|RpcMiddleware)\.js$)`,
+  String.raw`node_modules/@effect/platform/dist/esm/(internal/httpApiSwagger|HttpApiSwagger)\.js$`
+].join("|"))
+const outputs = result.metafile.outputs
+const startChunks = new Set()
+const visit = (file) => {
+  if (startChunks.has(file)) return
+  startChunks.add(file)
+  for (const imported of outputs[file].imports) if (imported.kind === "import-statement" && outputs[imported.path] !== undefined) visit(imported.path)
+}
+visit("dist/bundle/main.js")
+const leaked = [...startChunks].flatMap((file) => Object.keys(outputs[file].inputs).filter((input) => onDemandOnly.test(input)))
+if (leaked.length > 0) {
+  throw new Error(`modules meant to load on demand are in what every start loads:\n  ${leaked.join("\n  ")}`)
+}

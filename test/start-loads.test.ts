@@ -37,20 +37,29 @@ const loadedToStart = async (env: Record<string, string>) => {
 /**
  * The backends a gateway may load, each by its chunk of the bundle and its packages, and (the
  * cluster) by its packages' code in whichever chunk of the bundle it sits: the bundler's source
- * comments name the package. Once in a chunk shared with what every start needs, @effect/cluster
- * was parsed by every start though only CLUSTER=on uses it.
+ * comments (`// node_modules/@effect/cluster/…`) name the package. Once in a chunk shared with what
+ * every start needs, @effect/cluster and @effect/rpc's servers and clients were parsed by every
+ * start though only CLUSTER=on uses them. (scripts/bundle.mjs refuses such a build as well.)
  */
-const backends: Record<string, { readonly files: RegExp; readonly bundledCode?: string }> = {
+const backends: Record<string, { readonly files: RegExp; readonly bundledCode?: RegExp }> = {
   postgres: { files: /\/dist\/bundle\/PgStore-|\/node_modules\/pg\// },
   redis: { files: /\/dist\/bundle\/RedisCache-|\/node_modules\/ioredis\// },
   s3: { files: /\/dist\/bundle\/S3MediaStore-|\/node_modules\/@aws-sdk\// },
-  cluster: { files: /\/dist\/bundle\/ClusterTopology-/, bundledCode: "// node_modules/@effect/cluster/" },
+  cluster: {
+    files: /\/dist\/bundle\/ClusterTopology-/,
+    bundledCode: /^\/\/ \S*node_modules\/@effect\/(cluster\/|rpc\/dist\/esm\/(RpcServer|RpcClient)\.js)/m
+  },
   baileys: { files: /\/dist\/bundle\/BaileysEngine-|\/node_modules\/@whiskeysockets\/baileys\// }
 }
 
-/** Whether any of the bundle's chunks among `urls` holds `text`. */
-const bundleHolds = (urls: ReadonlyArray<string>, text: string) =>
-  urls.filter((url) => /\/dist\/bundle\//.test(url)).some((url) => fs.readFileSync(fileURLToPath(url), "utf8").includes(text))
+const bundleDir = path.resolve("dist/bundle")
+
+/** Whether any of the bundle's chunks among `urls` holds `code`. */
+const bundleHolds = (urls: ReadonlyArray<string>, code: string | RegExp) =>
+  urls.filter((url) => /\/dist\/bundle\//.test(url)).some((url) => {
+    const text = fs.readFileSync(fileURLToPath(url), "utf8")
+    return typeof code === "string" ? text.includes(code) : code.test(text)
+  })
 
 const loadedBackends = (urls: ReadonlyArray<string>) =>
   Object.entries(backends)
@@ -63,6 +72,9 @@ describe("starting the built gateway", () => {
     const urls = await loadedToStart({ ENGINE: "sandbox" })
     expect(urls.some((url) => url.endsWith("/dist/bundle/main.js")), "the log saw the gateway start").toBe(true)
     expect(loadedBackends(urls)).toEqual([])
+    // …and the cluster's code is found where it is: the search above would find it elsewhere.
+    const clusterChunk = fs.readdirSync(bundleDir).filter((file) => /^ClusterTopology-.*\.js$/.test(file))
+    expect(bundleHolds(clusterChunk.map((file) => pathToFileURL(path.join(bundleDir, file)).href), backends["cluster"]!.bundledCode!)).toBe(true)
   }, 90_000)
 
   it("loads the API's Swagger UI page (2 MB of script) at its first request, not at start", async () => {

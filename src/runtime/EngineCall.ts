@@ -1,4 +1,7 @@
-import { Rpc, RpcGroup } from "@effect/rpc"
+// By their own paths: the package's index would bring its servers, clients and serializers
+// into every start's bundle, where only the cluster (loaded on demand) uses them.
+import * as Rpc from "@effect/rpc/Rpc"
+import * as RpcGroup from "@effect/rpc/RpcGroup"
 import { type Effect, Record, Schema } from "effect"
 import { Channel, ChannelMessage } from "../domain/Channel.js"
 import { ContactCheck } from "../domain/Contact.js"
