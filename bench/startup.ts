@@ -12,7 +12,7 @@
  *   BENCH_SESSIONS   comma-separated session counts (default 1000,5000)
  *   BENCH_NODE_ARGS  extra node flags for the measured gateway (e.g. --cpu-prof)
  *   BENCH_FRESH=1    prepare the templates again
- *   BENCH_SETTLE_SECONDS  how long the idle RSS is sampled after ready (default 60; see idleRssKb)
+ *   BENCH_SETTLE_SECONDS  how long the idle RSS is sampled after ready (default 120; see idleRssKb)
  *   BENCH_MAIN       the gateway script to measure (default dist/bundle/main.js, what npm start runs; e.g. another build's, for a before/after)
  */
 import { type ChildProcess, spawn } from "node:child_process"
@@ -27,7 +27,7 @@ const NODE_ARGS = (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter((arg)
 const MAIN = process.env["BENCH_MAIN"] ?? mainScript
 const KEY = "startup-bench-key-0123456789abcdef"
 /** How long the idle RSS is sampled after all are ready (see `idleRssKb`). */
-const SETTLE_SECONDS = Number(process.env["BENCH_SETTLE_SECONDS"] ?? 60)
+const SETTLE_SECONDS = Number(process.env["BENCH_SETTLE_SECONDS"] ?? 120)
 /** Issue 19's bars for a restart: the API answering, every session ready, memory per idle session. */
 const HEALTH_BAR_MS = 2_000
 const READY_BAR_MS = new Map([[1_000, 3_000], [5_000, 10_000]])
@@ -153,9 +153,10 @@ const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/pr
  * The RSS of the idle process, sampled once a second for `SETTLE_SECONDS`: just after ready (the
  * lowest of the first 5 samples; GC runs between them) and settled (the lowest of all). An idle
  * process is not at its smallest at once: V8 keeps the young generation it grew while busy (the
- * restore) until its memory reducer runs, here 30–40 s after the load ended, and the RSS then
- * drops by 30–60 MB, in an empty gateway too. What an idle session costs in a long-running
- * gateway is the settled figure.
+ * restore) until its memory reducer runs, here 30 s to over a minute after the load ended (46 s
+ * in a traced run), and the RSS then drops by 30–60 MB, in an empty gateway too. What an idle
+ * session costs in a long-running gateway is the settled figure; with a 60 s window the bench
+ * read 41–60 KB or 100–130 KB per session, as the reducer's GC fell inside it or not.
  */
 const idleRssKb = async (pid: number) => {
   const samples: Array<number> = []
