@@ -81,7 +81,7 @@ describe("starting the built gateway", () => {
     const { gateway, loaded } = await startLogged({ ENGINE: "sandbox" })
     const swaggerPage = (urls: ReadonlyArray<string>) => urls.some((url) => /\/dist\/bundle\/swaggerPage-/.test(url))
     // The script itself, in whichever chunk the bundler put it: once in a chunk shared with
-    // what the API needs at start, it was parsed by every start (~0.1 s) though no page was asked for.
+    // what the API needs at start, it was parsed by every start (~50 ms) though no page was asked for.
     const swaggerScript = (urls: ReadonlyArray<string>) => bundleHolds(urls, "swagger-ui-bundle.js.LICENSE")
     expect(swaggerPage(loaded())).toBe(false)
     expect(swaggerScript(loaded())).toBe(false)
