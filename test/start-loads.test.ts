@@ -41,14 +41,13 @@ const loadedToStart = async (env: Record<string, string>) => {
  * every start needs, @effect/cluster and @effect/rpc's servers and clients were parsed by every
  * start though only CLUSTER=on uses them. (scripts/bundle.mjs refuses such a build as well.)
  */
+const clusterCode = /^\/\/ \S*node_modules\/@effect\/(cluster\/|rpc\/dist\/esm\/(RpcServer|RpcClient)\.js)/m
+
 const backends: Record<string, { readonly files: RegExp; readonly bundledCode?: RegExp }> = {
   postgres: { files: /\/dist\/bundle\/PgStore-|\/node_modules\/pg\// },
   redis: { files: /\/dist\/bundle\/RedisCache-|\/node_modules\/ioredis\// },
   s3: { files: /\/dist\/bundle\/S3MediaStore-|\/node_modules\/@aws-sdk\// },
-  cluster: {
-    files: /\/dist\/bundle\/ClusterTopology-/,
-    bundledCode: /^\/\/ \S*node_modules\/@effect\/(cluster\/|rpc\/dist\/esm\/(RpcServer|RpcClient)\.js)/m
-  },
+  cluster: { files: /\/dist\/bundle\/ClusterTopology-/, bundledCode: clusterCode },
   baileys: { files: /\/dist\/bundle\/BaileysEngine-|\/node_modules\/@whiskeysockets\/baileys\// }
 }
 
@@ -74,7 +73,7 @@ describe("starting the built gateway", () => {
     expect(loadedBackends(urls)).toEqual([])
     // …and the cluster's code is found where it is: the search above would find it elsewhere.
     const clusterChunk = fs.readdirSync(bundleDir).filter((file) => /^ClusterTopology-.*\.js$/.test(file))
-    expect(bundleHolds(clusterChunk.map((file) => pathToFileURL(path.join(bundleDir, file)).href), backends["cluster"]!.bundledCode!)).toBe(true)
+    expect(bundleHolds(clusterChunk.map((file) => pathToFileURL(path.join(bundleDir, file)).href), clusterCode)).toBe(true)
   }, 90_000)
 
   it("loads the API's Swagger UI page (2 MB of script) at its first request, not at start", async () => {
