@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Queue, Stream } from "effect"
+import { Effect, Exit, Layer, Option, Queue, Stream, TestClock } from "effect"
 import type { DomainEvent } from "../src/domain/Events.js"
 import { defaultSettings } from "../src/app/Config.js"
 import { storeFromSettings } from "../src/app/App.js"
@@ -58,6 +58,28 @@ for (const backend of storeBackends("outbox.test.ts")) {
           expect(yield* outbox.markOldestDispatched(10)).toBe(0)
           expect(Option.fromNullable(yield* outbox.find(waiting[4]!.id))).toEqual(Option.some(waiting[4]))
         }).pipe(Effect.provide(Events.layer.pipe(Layer.provideMerge(storeFromSettings(settings)))))
+      }))
+    it.scoped("the webhooks' kept copy lives a second of the Effect clock, and a change drops it", () =>
+      Effect.gen(function*() {
+        const settings = yield* defaultSettings({ dataDir: tempDir(), databaseUrl: yield* backend.freshUrl })
+        yield* Effect.gen(function*() {
+          const webhooks = yield* WebhookRepo
+          const first = webhookRow("http://127.0.0.1:9/first")
+          yield* webhooks.insert(first)
+          expect(webhooks.kept()).toBeUndefined()
+          expect((yield* webhooks.cached()).map((row) => row.id)).toEqual([first.id])
+          // The fan-out's synchronous look at the copy sees it while `cached` would not read again.
+          expect(webhooks.kept()?.map((row) => row.id)).toEqual([first.id])
+          yield* TestClock.adjust("999 millis")
+          expect(webhooks.kept()?.map((row) => row.id)).toEqual([first.id])
+          yield* TestClock.adjust("1 millis")
+          expect(webhooks.kept()).toBeUndefined()
+
+          yield* webhooks.cached()
+          yield* webhooks.insert(webhookRow("http://127.0.0.1:9/second"))
+          expect(webhooks.kept()).toBeUndefined()
+          expect(yield* webhooks.cached()).toHaveLength(2)
+        }).pipe(Effect.provide(storeFromSettings(settings)))
       }))
     it.scopedLive("live subscribers hear an event once its change has committed, and never one that rolled back", () =>
       Effect.gen(function*() {

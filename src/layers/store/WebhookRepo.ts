@@ -1,7 +1,7 @@
 import { WebhookRepo, type WebhookRow, type WebhookScope } from "../../runtime/ports/store/WebhookRepo.js"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, DateTime, Effect, Layer, Option } from "effect"
+import { DateTime, Effect, Layer, Option } from "effect"
 import type { Page, PageRequest } from "../../domain/Pagination.js"
 import { fromIntegerBoolean, fromJsonColumn, toIntegerBoolean } from "./columns.js"
 import { listByRootIds } from "./paging.js"
@@ -46,6 +46,9 @@ export const SqlWebhookRepo = Layer.effect(
   WebhookRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // The copy's age is read from the Effect clock in `all` and in the synchronous `kept` alike,
+    // so under a TestClock a copy read is kept, and expires, on the test's time.
+    const clock = yield* Effect.clock
 
     /**
      * Every webhook, read once and kept: the fan-out matches each event against it instead of a
@@ -58,7 +61,7 @@ export const SqlWebhookRepo = Layer.effect(
       generation++
     })
     const all = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
+      const now = clock.unsafeCurrentTimeMillis()
       if (copy !== undefined && now - copy.readAt < COPY_TTL_MS) return copy.rows
       const readFor = generation
       const rows = (yield* sql<WebhookRecord>`SELECT * FROM webhooks ORDER BY id`).map(fromRecord)
@@ -129,7 +132,7 @@ export const SqlWebhookRepo = Layer.effect(
 
     /** Every webhook, enabled or not, from the kept copy. */
     const cached = storeOperation(() => all)
-    const kept = () => (copy !== undefined && Date.now() - copy.readAt < COPY_TTL_MS ? copy.rows : undefined)
+    const kept = () => (copy !== undefined && clock.unsafeCurrentTimeMillis() - copy.readAt < COPY_TTL_MS ? copy.rows : undefined)
 
     return { insert, find, list, update, remove, cached, kept, forget } as const
   })
