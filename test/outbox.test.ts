@@ -76,6 +76,7 @@ for (const backend of storeBackends("outbox.test.ts")) {
           expect(webhooks.kept()).toBeUndefined()
 
           yield* webhooks.cached()
+          expect(webhooks.kept()).toHaveLength(1)
           yield* webhooks.insert(webhookRow("http://127.0.0.1:9/second"))
           expect(webhooks.kept()).toBeUndefined()
           expect(yield* webhooks.cached()).toHaveLength(2)
