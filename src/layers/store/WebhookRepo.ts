@@ -60,12 +60,15 @@ export const SqlWebhookRepo = Layer.effect(
       copy = undefined
       generation++
     })
+    /** The kept copy while it is trusted; `undefined` when it must be read afresh. */
+    const kept = () => (copy !== undefined && clock.unsafeCurrentTimeMillis() - copy.readAt < COPY_TTL_MS ? copy.rows : undefined)
     const all = Effect.gen(function*() {
-      const now = clock.unsafeCurrentTimeMillis()
-      if (copy !== undefined && now - copy.readAt < COPY_TTL_MS) return copy.rows
+      const fresh = kept()
+      if (fresh !== undefined) return fresh
+      const readAt = clock.unsafeCurrentTimeMillis()
       const readFor = generation
       const rows = (yield* sql<WebhookRecord>`SELECT * FROM webhooks ORDER BY id`).map(fromRecord)
-      if (readFor === generation) copy = { rows, readAt: now }
+      if (readFor === generation) copy = { rows, readAt }
       return rows
     })
     const changing = <A, E, R>(change: Effect.Effect<A, E, R>) => Effect.ensuring(change, forget)
@@ -132,7 +135,6 @@ export const SqlWebhookRepo = Layer.effect(
 
     /** Every webhook, enabled or not, from the kept copy. */
     const cached = storeOperation(() => all)
-    const kept = () => (copy !== undefined && clock.unsafeCurrentTimeMillis() - copy.readAt < COPY_TTL_MS ? copy.rows : undefined)
 
     return { insert, find, list, update, remove, cached, kept, forget } as const
   })
