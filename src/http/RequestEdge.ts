@@ -54,12 +54,17 @@ const finished = (response: HttpServerResponse.HttpServerResponse, tracked: Trac
 export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: EndpointLookup) => {
   const { allowed, audit, lifecycle, metrics, trustedProxies } = options
 
+  // Appended, not provided around the app: the request has its fiber to itself (as `currentRequest`),
+  // and `withPreResponseHandler` was an acquire/release of the handlers more on every request.
   const answering = <E, R>(app: HttpApp.Default<E, R>, tracked: TrackedRequest, detach: Effect.Effect<void>) =>
-    HttpApp.withPreResponseHandler(app, (_request, response) =>
-      Effect.flatMap(lifecycle.draining, (draining) => {
-        const answer = finished(response, tracked, draining)
-        return isEventStream(response) ? Effect.as(detach, answer) : Effect.succeed(answer)
-      }))
+    Effect.zipRight(
+      HttpApp.appendPreResponseHandler((_request, response) =>
+        Effect.flatMap(lifecycle.draining, (draining) => {
+          const answer = finished(response, tracked, draining)
+          return isEventStream(response) ? Effect.as(detach, answer) : Effect.succeed(answer)
+        })),
+      app
+    )
 
   /** What is recorded of an answer; `response` only when it was made (an ended request has none to audit). */
   const recorded = (answered: AnsweredRequest, seconds: number, response?: HttpServerResponse.HttpServerResponse) =>

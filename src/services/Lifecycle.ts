@@ -11,9 +11,10 @@ export interface LifecycleService {
   readonly draining: Effect.Effect<boolean>
   /**
    * Runs one request's handler, or `whileDraining` once the gateway drains. A request let in is
-   * in flight while its handler runs, unless the handler runs `detach`: an answer that never
-   * ends on its own (server-sent events) is not waited for. Whatever still runs when the drain
-   * is over is ended then.
+   * in flight until its fiber ends (its answer written), unless the handler runs `detach`: an
+   * answer that never ends on its own (server-sent events) is not waited for. Whatever still
+   * runs when the drain is over is ended then. Each request runs on a fiber of its own, as the
+   * HTTP server gives it one.
    */
   readonly serve: <A, E, R>(
     handler: (detach: Effect.Effect<void>) => Effect.Effect<A, E, R>,
@@ -65,8 +66,10 @@ const make = ({ shutdownTimeout }: LifecycleSettings) =>
         if (draining) return whileDraining
         FiberSet.unsafeAdd(requests, fiber)
         inFlight.add(fiber)
-        const detach = Effect.sync(() => void inFlight.delete(fiber))
-        return Effect.ensuring(handler(detach), detach)
+        // Counted out when the fiber ends, as the FiberSet does: an `ensuring` around the handler
+        // was an uninterruptible region more on every request (issue 19).
+        fiber.addObserver(() => inFlight.delete(fiber))
+        return handler(Effect.sync(() => void inFlight.delete(fiber)))
       })
 
     // A Store that cannot answer cannot send either: then there is nothing to wait for.
