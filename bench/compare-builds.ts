@@ -14,25 +14,29 @@
  *                      e.g. a copy of an earlier build's dist/bundle beside it)
  *   BENCH_WARMUP       seconds of warm-up load each (default 10)
  *   BENCH_WINDOW       seconds of load per window (default 5)
- *   BENCH_ROUNDS       windows per build (default 8)
+ *   BENCH_ROUNDS       windows per build (default 20: a window's figure varies by ±15 % here)
+ *   BENCH_DRAIN_MAX    seconds to wait at most for a window's messages to go out (default 120)
  *   BENCH_CONNECTIONS  concurrent connections (default 20)
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { runLoad } from "./lib/load.js"
+import { loadProblems, runLoad } from "./lib/load.js"
 import { machineLoad } from "./lib/proc.js"
 import { killAllServers } from "./lib/processes.js"
-import { log, numberFromEnv, since, table } from "./lib/report.js"
-import { openStoreReader, settleAfter, type StoreReader, total, waitUntilNonePending } from "./lib/storeReader.js"
+import { finishBenchmark, log, numberFromEnv, since, table } from "./lib/report.js"
+import { openStoreReader, sentOrBeyond, settleAfter, type StoreReader, waitUntilNonePending } from "./lib/storeReader.js"
 import { SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard, type Switchboard } from "./lib/switchboard.js"
 
 const WARMUP = numberFromEnv("BENCH_WARMUP", 10)
 const WINDOW = numberFromEnv("BENCH_WINDOW", 5)
-const ROUNDS = Math.round(numberFromEnv("BENCH_ROUNDS", 8))
+const ROUNDS = Math.round(numberFromEnv("BENCH_ROUNDS", 20))
+const DRAIN_MAX = numberFromEnv("BENCH_DRAIN_MAX", 120)
 const CONNECTIONS = Math.round(numberFromEnv("BENCH_CONNECTIONS", 20))
 const here = path.dirname(fileURLToPath(import.meta.url))
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-bench-compare-"))
+const problems: Array<string> = []
 
 interface Build {
   readonly name: "A" | "B"
@@ -45,20 +49,31 @@ interface Build {
   readonly perSecond: Array<number>
 }
 
-/** One window of load on `build`, until its messages went out: CPU ms per message accepted and sent. */
+/**
+ * One window of load on `build`, until its messages went out: CPU ms per message accepted and
+ * sent (its CPU from the start of the load until none was pending, less its idle CPU over the
+ * quiet time waited after the last change, over the messages that went out).
+ */
 const measureWindow = async (build: Build, seconds: number) => {
   const { gateway, reader } = build
   const server = gateway.process
   const before = await reader.statusCounts(gateway.sessionId)
   const cpuFrom = server.cpuSeconds()
-  const started = performance.now()
   const result = await runLoad({ url: gateway.sendUrl, body: SEND_BODY, headers: SEND_HEADERS, connections: CONNECTIONS, seconds })
-  const drain = await waitUntilNonePending(reader, gateway.sessionId, { maxSeconds: 120, settleSeconds: settleAfter(result.p99), mayStayPending: result.cutOff })
-  const cpu = server.cpuSeconds() - cpuFrom
-  const stored = total(drain.counts) - total(before)
-  // the wait's settle time after the last change is idle: leave out the idle CPU of that time
-  const idleSeconds = Math.max(0, since(started) - seconds - drain.seconds)
-  return { cpuMsPerMessage: ((cpu - idleSeconds * build.idleCpuPerSecond) * 1000) / stored, perSecond: result.okPerSecond, drained: drain.drained }
+  const problems = loadProblems(`build ${build.name}`, result, [429])
+  if (problems.length > 0) throw new Error(problems.join("; "))
+  const drainStart = performance.now()
+  // messages a cut-off request stored but never queued stay pending: an earlier window's too
+  const drain = await waitUntilNonePending(reader, gateway.sessionId, {
+    maxSeconds: DRAIN_MAX,
+    settleSeconds: settleAfter(result.p99),
+    mayStayPending: (before["pending"] ?? 0) + result.cutOff
+  })
+  if (!drain.drained) throw new Error(`build ${build.name}: ${drain.pending} message(s) still pending ${DRAIN_MAX} s after a window`)
+  const cpu = server.cpuSeconds() - cpuFrom - build.idleCpuPerSecond * (since(drainStart) - drain.seconds)
+  const sent = sentOrBeyond(drain.counts) - sentOrBeyond(before)
+  if (sent <= 0) throw new Error(`build ${build.name}: no message went out in a window`)
+  return { cpuMsPerMessage: (cpu * 1000) / sent, perSecond: result.okPerSecond }
 }
 
 const median = (values: ReadonlyArray<number>) => {
@@ -73,11 +88,24 @@ const main = async () => {
   const scriptB = path.resolve(b)
   const scriptA = path.resolve(process.env["BENCH_A"] ?? path.join(here, "..", "dist", "bundle", "main.js"))
   for (const script of [scriptA, scriptB]) if (!fs.existsSync(script)) throw new Error(`${script}: no such gateway script`)
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-bench-compare-"))
   log(`A ${scriptA}`)
   log(`B ${scriptB}`)
   log(`at start: ${machineLoad()}`)
   const builds: Array<Build> = []
+  try {
+    await compare(builds, scriptA, scriptB)
+  } finally {
+    for (const build of builds) {
+      await build.reader.close()
+      const problem = await stopSwitchboard(build.gateway)
+      if (problem !== undefined) problems.push(problem)
+    }
+    await killAllServers()
+  }
+  log(`at end: ${machineLoad()}`)
+}
+
+const compare = async (builds: Array<Build>, scriptA: string, scriptB: string) => {
   for (const [name, script] of [["A", scriptA], ["B", scriptB]] as const) {
     process.env["BENCH_MAIN"] = script
     const dir = path.join(workDir, name)
@@ -94,7 +122,6 @@ const main = async () => {
     // A B, B A, A B …: neither build always goes first
     for (const build of round % 2 === 0 ? [first, second] : [second, first]) {
       const measured = await measureWindow(build, WINDOW)
-      if (!measured.drained) throw new Error(`${build.name}: messages still pending 120 s after a window`)
       build.cpuMsPerMessage.push(measured.cpuMsPerMessage)
       build.perSecond.push(measured.perSecond)
     }
@@ -110,17 +137,6 @@ const main = async () => {
     ["B /s", ...second.perSecond.map((x) => x.toFixed(0)), median(second.perSecond).toFixed(0)]
   ]))
   console.log(`\nB took ${median(pairs).toFixed(3)}× A's CPU per message (median of the ${ROUNDS} pairs); B lower in ${pairs.filter((x) => x < 1).length} of ${ROUNDS}`)
-  for (const build of builds) {
-    await build.reader.close()
-    const problem = await stopSwitchboard(build.gateway)
-    if (problem !== undefined) throw new Error(problem)
-  }
-  log(`at end: ${machineLoad()}`)
-  fs.rmSync(workDir, { recursive: true, force: true })
 }
 
-main().catch((error) => {
-  console.error(error)
-  killAllServers()
-  process.exit(1)
-})
+await finishBenchmark(main, workDir, problems)

@@ -13,6 +13,8 @@
  *
  * Each server is a process of its own (the load generator, autocannon, runs here). Each gets
  * BENCH_WARMUP s of load, then BENCH_DURATION s measured from BENCH_CONNECTIONS connections.
+ * The HttpApi + INSERT server, the bars' reference, is measured again after the gateway (it
+ * stays up meanwhile), and the bars take the mean of its two windows.
  * Printed per target: accepted (2xx) per second, latency p50/p99, CPU ms per request (the server
  * process's CPU over the measured window, from /proc, divided by its answers), and its rate as a
  * ratio of each reference's. For Switchboard also the CPU per message accepted *and sent*: its

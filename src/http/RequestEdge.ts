@@ -56,6 +56,9 @@ export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: Endpoin
 
   // Appended, not provided around the app: the request has its fiber to itself (as `currentRequest`),
   // and `withPreResponseHandler` was an acquire/release of the handlers more on every request.
+  // An event stream's request lasts as long as the stream, so the drain stops counting it as
+  // soon as its answer is seen: by the handler when a server writes it (the gateway's own writes
+  // it before the router returns), else when the app returns it (an embedder's way of serving).
   const answering = <E, R>(app: HttpApp.Default<E, R>, tracked: TrackedRequest, detach: Effect.Effect<void>) =>
     Effect.zipRight(
       HttpApp.appendPreResponseHandler((_request, response) =>
@@ -63,7 +66,7 @@ export const requestEdge = (options: RequestEdgeOptions, lookUpEndpoint: Endpoin
           const answer = finished(response, tracked, draining)
           return isEventStream(response) ? Effect.as(detach, answer) : Effect.succeed(answer)
         })),
-      app
+      Effect.tap(app, (response) => isEventStream(response) ? detach : Effect.void)
     )
 
   /** What is recorded of an answer; `response` only when it was made (an ended request has none to audit). */
