@@ -7,8 +7,9 @@
  *
  * Per window: send-text for BENCH_WINDOW s from BENCH_CONNECTIONS connections, then wait until
  * none of the window's messages is pending; the figure is the gateway's CPU from the start of
- * the load until then (less its idle CPU over the wait), over the messages stored in the window:
- * CPU per message accepted and sent, as `npm run bench` prints it.
+ * the load until then (less its idle CPU over the quiet time waited after the last change), over
+ * the window's messages that went out: CPU per message accepted and sent, as `npm run bench`
+ * prints it.
  *
  *   BENCH_A, BENCH_B   the two gateway scripts (default A: dist/bundle/main.js; B is required,
  *                      e.g. a copy of an earlier build's dist/bundle beside it)
