@@ -26,9 +26,9 @@ import { fileURLToPath } from "node:url"
 import { loadProblems, runLoad } from "./lib/load.js"
 import { machineLoad } from "./lib/proc.js"
 import { killAllServers } from "./lib/processes.js"
-import { finishBenchmark, log, numberFromEnv, since, table } from "./lib/report.js"
+import { finishBenchmark, log, numberFromEnv, table } from "./lib/report.js"
 import { openStoreReader, sentOrBeyond, settleAfter, type StoreReader, waitUntilNonePending } from "./lib/storeReader.js"
-import { SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard, type Switchboard } from "./lib/switchboard.js"
+import { cpuUntilLastSent, idleCpuPerSecond, SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard, type Switchboard } from "./lib/switchboard.js"
 
 const WARMUP = numberFromEnv("BENCH_WARMUP", 10)
 const WINDOW = numberFromEnv("BENCH_WINDOW", 5)
@@ -41,7 +41,6 @@ const problems: Array<string> = []
 
 interface Build {
   readonly name: "A" | "B"
-  readonly script: string
   readonly gateway: Switchboard
   readonly reader: StoreReader
   /** Its CPU seconds per second while idle with the session ready. */
@@ -71,7 +70,7 @@ const measureWindow = async (build: Build, seconds: number) => {
     mayStayPending: (before["pending"] ?? 0) + result.cutOff
   })
   if (!drain.drained) throw new Error(`build ${build.name}: ${drain.pending} message(s) still pending ${DRAIN_MAX} s after a window`)
-  const cpu = server.cpuSeconds() - cpuFrom - build.idleCpuPerSecond * (since(drainStart) - drain.seconds)
+  const cpu = cpuUntilLastSent(server, build.idleCpuPerSecond, cpuFrom, drainStart, drain)
   const sent = sentOrBeyond(drain.counts) - sentOrBeyond(before)
   if (sent <= 0) throw new Error(`build ${build.name}: no message went out in a window`)
   return { cpuMsPerMessage: (cpu * 1000) / sent, perSecond: result.okPerSecond }
@@ -112,10 +111,8 @@ const compare = async (builds: Array<Build>, scriptA: string, scriptB: string) =
     const dir = path.join(workDir, name)
     fs.mkdirSync(dir)
     const gateway = await startSwitchboard(dir)
-    const idleFrom = gateway.process.cpuSeconds()
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-    const idleCpuPerSecond = (gateway.process.cpuSeconds() - idleFrom) / 2
-    builds.push({ name, script, gateway, reader: openStoreReader(gateway.databaseUrl), idleCpuPerSecond, cpuMsPerMessage: [], perSecond: [] })
+    const idle = await idleCpuPerSecond(gateway.process)
+    builds.push({ name, gateway, reader: openStoreReader(gateway.databaseUrl), idleCpuPerSecond: idle, cpuMsPerMessage: [], perSecond: [] })
   }
   const [first, second] = builds as [Build, Build]
   for (const build of builds) await measureWindow(build, WARMUP)

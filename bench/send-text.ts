@@ -53,8 +53,8 @@ import { type BenchPostgres, startBenchPostgres } from "./lib/postgres.js"
 import { cpuSeconds, machineLoad } from "./lib/proc.js"
 import { killAllServers, type ServerProcess, startServer } from "./lib/processes.js"
 import { bar, finishBenchmark, fmt, log, mb, numberFromEnv, ratio, since, storeFromEnv, table } from "./lib/report.js"
-import { type Drain, openStoreReader, sentOrBeyond, settleAfter, total, waitUntilNonePending } from "./lib/storeReader.js"
-import { SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard } from "./lib/switchboard.js"
+import { openStoreReader, sentOrBeyond, settleAfter, total, waitUntilNonePending } from "./lib/storeReader.js"
+import { cpuUntilLastSent, idleCpuPerSecond, SEND_BODY, SEND_HEADERS, startSwitchboard, stopSwitchboard } from "./lib/switchboard.js"
 
 const DURATION = numberFromEnv("BENCH_DURATION", 10)
 const WARMUP = numberFromEnv("BENCH_WARMUP", 10)
@@ -183,14 +183,8 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
   const { process: server, sessionId } = gateway
   try {
     log(`switchboard pid ${server.pid} at ${server.url}, session ${sessionId} ready (${gateway.databaseUrl})`)
-    const idleFrom = server.cpuSeconds()
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-    const idleCpuPerSecond = (server.cpuSeconds() - idleFrom) / 2
+    const idlePerSecond = await idleCpuPerSecond(server)
     const rssBefore = server.rssKb()
-
-    /** CPU seconds from `from` until the last message went out: less the idle CPU of the quiet time waited after it. */
-    const cpuUntilLastSent = (from: number, drainStart: number, drain: Drain) =>
-      server.cpuSeconds() - from - idleCpuPerSecond * (since(drainStart) - drain.seconds)
 
     // The warm-up's messages go out before the measured window starts, so that its CPU and its
     // "until sent" are the measured messages' own.
@@ -200,7 +194,7 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
     const warmDrainStart = performance.now()
     const warmDrain = await waitUntilNonePending(reader, sessionId, { maxSeconds: DRAIN_MAX, settleSeconds: settleAfter(warm.p99), mayStayPending: warm.cutOff })
     if (!warmDrain.drained) log(`WARNING: the warm-up's messages were still pending after ${DRAIN_MAX} s`)
-    const warmCpuToSent = cpuUntilLastSent(warmCpuFrom, warmDrainStart, warmDrain)
+    const warmCpuToSent = cpuUntilLastSent(server, idlePerSecond, warmCpuFrom, warmDrainStart, warmDrain)
     const before = await reader.statusCounts(sessionId)
     const sentInWarmUp = sentOrBeyond(before) - sentOrBeyond(beforeWarmUp)
     const acceptedBefore = 1 + warm.ok // the probe and the warm-up
@@ -219,7 +213,7 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
       settleSeconds: settleAfter(result.p99),
       mayStayPending: warmDrain.pending + result.cutOff
     })
-    const cpuToSent = cpuUntilLastSent(cpuFrom, drainStart, drain)
+    const cpuToSent = cpuUntilLastSent(server, idlePerSecond, cpuFrom, drainStart, drain)
 
     // Every 2xx means "stored"; a request cut off in flight at the end of a load may have been
     // stored too (the client never saw its 201): accepted <= stored <= accepted + cut off.
@@ -244,7 +238,7 @@ const switchboard = async (databaseUrl: string | undefined, postgres: BenchPostg
       drained: drain.drained,
       messages: sentInWindow,
       stuckPending: drain.pending,
-      idleCpuPercent: idleCpuPerSecond * 100,
+      idleCpuPercent: idlePerSecond * 100,
       rss: `${mb(rssBefore)} before the measured load, ${mb(rssAfter)} after it`
     }
   } finally {

@@ -9,6 +9,8 @@ import * as path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { gatewayEnv, mainScript } from "../../test/support/gatewayEnv.js"
 import { type ServerProcess, startServer } from "./processes.js"
+import { since } from "./report.js"
+import type { Drain } from "./storeReader.js"
 
 export const API_KEY = `sb_bench_${randomBytes(16).toString("hex")}`
 export const SEND_TEXT = { chatId: "447700900123@c.us", text: "Benchmark message: hello from autocannon" }
@@ -79,6 +81,20 @@ export const startSwitchboard = async (dir: string, options: { databaseUrl?: str
     throw error
   }
 }
+
+/** The gateway's CPU seconds per second while idle with its session ready, over `ms`. */
+export const idleCpuPerSecond = async (server: ServerProcess, ms = 2000) => {
+  const from = server.cpuSeconds()
+  await sleep(ms)
+  return (server.cpuSeconds() - from) / (ms / 1000)
+}
+
+/**
+ * The gateway's CPU seconds from `from` until the last message went out: less its idle CPU
+ * (`idlePerSecond`) over the quiet time the drain waited after the last change.
+ */
+export const cpuUntilLastSent = (server: ServerProcess, idlePerSecond: number, from: number, drainStart: number, drain: Drain) =>
+  server.cpuSeconds() - from - idlePerSecond * (since(drainStart) - drain.seconds)
 
 /** The gateway's stop: SIGTERM must end it cleanly (code 0), otherwise the run is broken. */
 export const stopSwitchboard = async (switchboard: Switchboard): Promise<string | undefined> => {

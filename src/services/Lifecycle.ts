@@ -68,8 +68,9 @@ const make = ({ shutdownTimeout }: LifecycleSettings) =>
         inFlight.add(fiber)
         // Counted out when the fiber ends, as the FiberSet does: an `ensuring` around the handler
         // was an uninterruptible region more on every request (issue 19).
-        fiber.addObserver(() => inFlight.delete(fiber))
-        return handler(Effect.sync(() => void inFlight.delete(fiber)))
+        const countOut = () => void inFlight.delete(fiber)
+        fiber.addObserver(countOut)
+        return handler(Effect.sync(countOut))
       })
 
     // A Store that cannot answer cannot send either: then there is nothing to wait for.
