@@ -301,7 +301,8 @@ const report = (rows: ReadonlyArray<Measured>, gateway: SwitchboardFigures | und
       target === undefined ? undefined : gateway.load.okPerSecond >= target,
       insert === undefined ? "the INSERT server did not run (BENCH_TARGETS)" : `${ratio(gateway.load.okPerSecond, insert.load.okPerSecond)} (${fmt(gateway.load.okPerSecond)}/s against ${fmt(insert.load.okPerSecond)}/s, ${insert.how})`
     ))
-    console.log(bar(
+    // Issue 19's bars are SQLite's; on Postgres the CPU is a report (printed above), the ratio an aim.
+    if (STORE === "sqlite") console.log(bar(
       `≤ ${CPU_BAR_MS} ms CPU per message accepted and sent`,
       Number.isFinite(gateway.cpuMsPerMessageSent) ? gateway.cpuMsPerMessageSent <= CPU_BAR_MS : undefined,
       `${fmt(gateway.cpuMsPerMessageSent, 2)} ms`
