@@ -103,6 +103,12 @@ const startDispatcher = (overrides: Partial<WebhookSettings> = {}, options: Part
     return harness(yield* Layer.build(layer).pipe(Effect.orDie))
   })
 
+/**
+ * An event of any kind with any data: the dispatcher carries data without reading it, so a
+ * counter tells the deliveries apart whatever the kind (the catalog's pairing is set aside here).
+ */
+const anyEvent = makeEvent as (kind: EventKind, sessionId: string, data: unknown) => DomainEvent
+
 const harness = (context: Context.Context<Events | WebhookRepo | DeliveryRepo | EventRepo | WebhookDispatcher>) => {
   const webhooks = Context.get(context, WebhookRepo)
   const deliveries = Context.get(context, DeliveryRepo)
@@ -118,15 +124,13 @@ const harness = (context: Context.Context<Events | WebhookRepo | DeliveryRepo | 
       }),
     emit: (kind: EventKind, sessionId = "s1", data: unknown = { n: 1 }) =>
       Effect.suspend(() => {
-        // The dispatcher carries data without reading it: a counter tells the deliveries apart,
-        // whatever the kind (so the catalog's pairing of kind and data is set aside here).
-        const event = (makeEvent as (kind: EventKind, sessionId: string, data: unknown) => DomainEvent)(kind, sessionId, data)
+        const event = anyEvent(kind, sessionId, data)
         return Effect.as(events.publish(event), event)
       }),
     /** `count` events of one kind published together (one statement, one transaction). */
     emitAll: (kind: EventKind, count: number) =>
       Effect.suspend(() => {
-        const list = Array.from({ length: count }, (_, n) => (makeEvent as (kind: EventKind, sessionId: string, data: unknown) => DomainEvent)(kind, "s1", { n }))
+        const list = Array.from({ length: count }, (_, n) => anyEvent(kind, "s1", { n }))
         return Effect.as(events.publishAll(list), list)
       }),
     deliveriesOf: (webhookId: string) => Effect.map(deliveries.list(webhookId, Option.none()), (page) => page.items),
