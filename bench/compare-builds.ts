@@ -107,10 +107,9 @@ const main = async () => {
 
 const compare = async (builds: Array<Build>, scriptA: string, scriptB: string) => {
   for (const [name, script] of [["A", scriptA], ["B", scriptB]] as const) {
-    process.env["BENCH_MAIN"] = script
     const dir = path.join(workDir, name)
     fs.mkdirSync(dir)
-    const gateway = await startSwitchboard(dir)
+    const gateway = await startSwitchboard(dir, { script })
     const idle = await idleCpuPerSecond(gateway.process)
     builds.push({ name, gateway, reader: openStoreReader(gateway.databaseUrl), idleCpuPerSecond: idle, cpuMsPerMessage: [], perSecond: [] })
   }

@@ -45,12 +45,15 @@ const call = async (base: string, method: string, route: string, body?: unknown)
  * data dir), creates and starts one sandbox session, waits until it is `ready` and sends one
  * message by hand, so that a wrong route or key fails with its body rather than a count.
  */
-export const startSwitchboard = async (dir: string, options: { databaseUrl?: string; logLevel?: string } = {}): Promise<Switchboard> => {
+export const startSwitchboard = async (
+  dir: string,
+  options: { databaseUrl?: string; logLevel?: string; /** the gateway script (default BENCH_MAIN, else dist/bundle/main.js) */ script?: string } = {}
+): Promise<Switchboard> => {
   const dataDir = path.join(dir, "switchboard-data")
   const databaseUrl = options.databaseUrl ?? `sqlite:${path.join(dataDir, "switchboard.db")}`
   const server = await startServer({
     name: "switchboard",
-    script: process.env["BENCH_MAIN"] ?? mainScript,
+    script: options.script ?? process.env["BENCH_MAIN"] ?? mainScript,
     nodeOptions: (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
     env: gatewayEnv({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, API_KEY, LOG_LEVEL: options.logLevel ?? "Warn", LOG_FORMAT: "pretty" }),
     logFile: path.join(dir, "switchboard.log"),
